@@ -1,0 +1,53 @@
+"""A computation: a named list of instructions with one ROOT."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hloscope.ir.instruction import Instruction
+
+
+@dataclass(eq=False, slots=True)
+class Computation:
+    name: str
+    is_entry: bool = False
+    params: list[tuple[str, str]] = field(default_factory=list)  # (name, shape text)
+    result_shape_text: str | None = None
+    instructions: list[Instruction] = field(default_factory=list)
+    attrs: dict[str, str] = field(default_factory=dict)
+    line: int = 0
+    _by_name: dict[str, Instruction] | None = None
+
+    def __getitem__(self, name: str) -> Instruction:
+        return self.by_name[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.by_name
+
+    def __iter__(self):
+        return iter(self.instructions)
+
+    def __len__(self) -> int:
+        return len(self.instructions)
+
+    @property
+    def by_name(self) -> dict[str, Instruction]:
+        if self._by_name is None:
+            self._by_name = {i.name: i for i in self.instructions}
+        return self._by_name
+
+    @property
+    def root(self) -> Instruction | None:
+        for instr in reversed(self.instructions):
+            if instr.is_root:
+                return instr
+        # XLA takes the last instruction when none is marked ROOT.
+        return self.instructions[-1] if self.instructions else None
+
+    @property
+    def parameters(self) -> list[Instruction]:
+        params = [i for i in self.instructions if i.opcode == "parameter"]
+        return sorted(params, key=lambda i: i.parameter_number or 0)
+
+    def __repr__(self) -> str:
+        return f"<Computation {self.name} ({len(self.instructions)} instructions)>"

@@ -1,0 +1,81 @@
+"""One HLO instruction. Shape and attribute values are parsed on first use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hloscope.ir.shape import Shape
+
+# The parser installs these (the IR never imports the parser). Both are memoized
+# by text, so the 100k instructions of a large dump share a few hundred shapes.
+shape_parser: Callable[[str], Shape] | None = None
+attr_parser: Callable[[Instruction, str, str], Any] | None = None
+
+# Attribute keys whose values name computations this instruction calls.
+CALL_KEYS = (
+    "to_apply", "calls", "condition", "body", "branch_computations",
+    "called_computations", "true_computation", "false_computation", "select", "scatter",
+)
+
+
+@dataclass(eq=False, slots=True)
+class Instruction:
+    """`[ROOT] name = shape opcode(operands), key=value, ...`.
+
+    `attrs` maps each attribute key to its value text exactly as printed (comments
+    removed); `attr(key)` returns the typed value. `literal` is the text inside the
+    parentheses of constant() and parameter(), whose operands are not names.
+    """
+
+    name: str
+    opcode: str
+    shape_text: str
+    operands: tuple[str, ...] = ()
+    operand_shapes: tuple[str | None, ...] = ()
+    attrs: dict[str, str] = field(default_factory=dict)
+    literal: str | None = None
+    is_root: bool = False
+    line: int = 0
+    column: int = 0
+    computation: str = ""
+    _shape: Shape | None = None
+
+    @property
+    def shape(self) -> Shape:
+        if self._shape is None:
+            assert shape_parser is not None, "import hloscope.parser first"
+            self._shape = shape_parser(self.shape_text)
+        return self._shape
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        """The typed value of attribute `key` (see hloscope.parser.attrs)."""
+        text = self.attrs.get(key)
+        if text is None:
+            return default
+        assert attr_parser is not None, "import hloscope.parser first"
+        return attr_parser(self, key, text)
+
+    @property
+    def parameter_number(self) -> int | None:
+        if self.opcode != "parameter" or self.literal is None:
+            return None
+        return int(self.literal)
+
+    @property
+    def called_computations(self) -> list[str]:
+        """Names of computations this instruction calls, in attribute order."""
+        out: list[str] = []
+        for key in CALL_KEYS:
+            if key in self.attrs:
+                value = self.attr(key)
+                out.extend(value if isinstance(value, (list, tuple)) else [value])
+        return out
+
+    @property
+    def control_predecessors(self) -> list[str]:
+        return list(self.attr("control-predecessors", []))
+
+    def __repr__(self) -> str:
+        return f"<Instruction %{self.name} = {self.shape_text} {self.opcode}>"

@@ -1,0 +1,65 @@
+"""A module: computations, the entry, header attributes and debug tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from hloscope.ir.computation import Computation
+from hloscope.ir.instruction import Instruction
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+
+@dataclass(eq=False, slots=True)
+class Module:
+    name: str
+    attrs: dict[str, str] = field(default_factory=dict)
+    computations: list[Computation] = field(default_factory=list)
+    file_names: dict[int, str] = field(default_factory=dict)
+    function_names: dict[int, str] = field(default_factory=dict)
+    file_locations: dict[int, dict[str, object]] = field(default_factory=dict)
+    stack_frames: dict[int, dict[str, object]] = field(default_factory=dict)
+    path: str = "<string>"
+    line: int = 1
+    _by_name: dict[str, Computation] | None = None
+
+    @property
+    def by_name(self) -> dict[str, Computation]:
+        if self._by_name is None:
+            self._by_name = {c.name: c for c in self.computations}
+        return self._by_name
+
+    def __getitem__(self, name: str) -> Computation:
+        return self.by_name[name]
+
+    @property
+    def entry(self) -> Computation | None:
+        for comp in self.computations:
+            if comp.is_entry:
+                return comp
+        # XLA takes the last computation when none is marked ENTRY.
+        return self.computations[-1] if self.computations else None
+
+    def instructions(self) -> list[Instruction]:
+        return [i for c in self.computations for i in c.instructions]
+
+    def fusion_computations(self) -> set[str]:
+        """Names of computations called by fusion instructions."""
+        return {
+            name
+            for i in self.instructions()
+            if i.opcode == "fusion"
+            for name in i.called_computations
+        }
+
+    def graph(self) -> nx.DiGraph:
+        """The instruction graph (see hloscope.graph.build)."""
+        # A convenience entry point: the graph is a derived view built above the IR.
+        from hloscope.graph.build import build_graph
+
+        return build_graph(self)
+
+    def __repr__(self) -> str:
+        return f"<Module {self.name} ({len(self.computations)} computations)>"

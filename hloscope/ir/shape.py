@@ -1,0 +1,87 @@
+"""Shapes: arrays (element type, dims, optional layout), tuples, tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from hloscope.ir.layout import Layout
+
+UNBOUNDED = -1  # a '?' dimension
+
+# Bits per element of every XLA primitive type that has a storage size.
+ELEMENT_BITS: dict[str, int] = {
+    "pred": 8, "s1": 1, "s2": 2, "s4": 4, "s8": 8, "s16": 16, "s32": 32, "s64": 64,
+    "u1": 1, "u2": 2, "u4": 4, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
+    "f8e5m2": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e5m2fnuz": 8,
+    "f8e4m3fnuz": 8, "f8e3m4": 8, "f8e8m0fnu": 8, "f4e2m1fn": 4,
+    "f6e2m3fn": 6, "f6e3m2fn": 6,
+    "token": 0, "opaque": 0,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """An HLO shape. `element_type` is 'tuple' for tuples, 'buffer' for b(...)."""
+
+    element_type: str
+    dims: tuple[int, ...] = ()
+    dynamic: tuple[bool, ...] = ()
+    layout: Layout | None = None
+    elements: tuple[Shape, ...] = ()
+
+    @property
+    def is_tuple(self) -> bool:
+        return self.element_type == "tuple"
+
+    @property
+    def is_array(self) -> bool:
+        return self.element_type not in ("tuple", "token", "opaque", "buffer")
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def num_elements(self) -> int:
+        return prod(self.dims) if self.is_array else 0
+
+    @property
+    def element_bits(self) -> int:
+        if self.layout is not None and self.layout.element_size_bits:
+            return self.layout.element_size_bits
+        return ELEMENT_BITS.get(self.element_type, 0)
+
+    @property
+    def logical_bytes(self) -> int:
+        """Bytes of the data without padding (tuples: sum of their elements)."""
+        if self.element_type in ("tuple", "buffer"):
+            return sum(e.logical_bytes for e in self.elements)
+        if not self.is_array or UNBOUNDED in self.dims:
+            return 0
+        return (self.num_elements * self.element_bits + 7) // 8
+
+    def leaves(self) -> list[Shape]:
+        """Array/token leaves, depth first."""
+        if self.element_type in ("tuple", "buffer"):
+            return [leaf for e in self.elements for leaf in e.leaves()]
+        return [self]
+
+    def text(self, layout: bool = True) -> str:
+        """The shape as XLA prints it; `layout=False` drops layouts."""
+        if self.element_type == "tuple":
+            return "(" + ", ".join(e.text(layout) for e in self.elements) + ")"
+        if self.element_type == "buffer":
+            return "b(" + self.elements[0].text(layout) + ")"
+        dims = ",".join(
+            ("?" if d == UNBOUNDED else ("<=" if dyn else "") + str(d))
+            for d, dyn in zip(self.dims, self.dynamic)
+        )
+        out = f"{self.element_type}[{dims}]"
+        if layout and self.layout is not None:
+            out += str(self.layout)
+        return out
+
+    def __str__(self) -> str:
+        return self.text(layout=False)

@@ -1,0 +1,99 @@
+"""Typed attribute values: replica groups, sharding, window, slices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import product
+from math import prod
+
+
+def iota_devices(dims: tuple[int, ...], perm: tuple[int, ...] | None) -> list[int]:
+    """Device ids of `<=[dims]T(perm)`: iota over dims, transposed by perm, flattened."""
+    n = prod(dims)
+    if not perm:
+        return list(range(n))
+    # Strides of the untransposed row-major array, read in permuted order.
+    strides = [prod(dims[i + 1 :]) for i in range(len(dims))]
+    pdims = [dims[p] for p in perm]
+    pstrides = [strides[p] for p in perm]
+    return [sum(c * s for c, s in zip(coord, pstrides)) for coord in product(*map(range, pdims))]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaGroups:
+    """replica_groups in any of its three printed forms, with explicit groups."""
+
+    form: str  # "list" | "iota" | "mesh"
+    groups: tuple[tuple[int, ...], ...]
+    iota_shape: tuple[int, ...] = ()  # [G,S] of the iota form
+    iota_dims: tuple[int, ...] = ()
+    iota_perm: tuple[int, ...] = ()
+    mesh_axes: tuple[tuple[str, int], ...] = ()
+    mesh_refs: tuple[str, ...] = ()
+
+    @property
+    def group_size(self) -> int:
+        return len(self.groups[0]) if self.groups else 0
+
+    @property
+    def num_groups(self) -> int:
+        return len(self.groups)
+
+
+def iota_groups(shape: tuple[int, ...], dims: tuple[int, ...], perm: tuple[int, ...]) -> tuple:
+    flat = iota_devices(dims, perm)
+    size = shape[-1] if shape else len(flat)
+    return tuple(tuple(flat[i : i + size]) for i in range(0, len(flat), size))
+
+
+def mesh_groups(axes: tuple[tuple[str, int], ...], refs: tuple[str, ...]) -> tuple:
+    """Groups of devices that differ only along the referenced mesh axes."""
+    names = [a for a, _ in axes]
+    sizes = [s for _, s in axes]
+    strides = [prod(sizes[i + 1 :]) for i in range(len(sizes))]
+    ref_idx = [names.index(r) for r in refs]
+    other = [i for i in range(len(names)) if i not in ref_idx]
+    groups = []
+    for outer in product(*(range(sizes[i]) for i in other)):
+        base = sum(c * strides[i] for c, i in zip(outer, other))
+        groups.append(
+            tuple(
+                base + sum(c * strides[i] for c, i in zip(inner, ref_idx))
+                for inner in product(*(range(sizes[i]) for i in ref_idx))
+            )
+        )
+    return tuple(groups)
+
+
+@dataclass(frozen=True, slots=True)
+class Sharding:
+    """An HloSharding. kind: replicated | maximal | manual | unknown | tiled | tuple."""
+
+    kind: str
+    tile_shape: tuple[int, ...] = ()
+    devices: tuple[int, ...] = ()
+    iota_dims: tuple[int, ...] = ()
+    iota_perm: tuple[int, ...] = ()
+    last_tile_dim_replicate: bool = False
+    last_tile_dims: tuple[str, ...] = ()
+    device: int | None = None
+    elements: tuple[Sharding, ...] = ()
+    flags: tuple[str, ...] = ()
+    fields: dict[str, object] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    size: tuple[int, ...] = ()
+    stride: tuple[int, ...] = ()
+    pad: tuple[tuple[int, int], ...] = ()
+    lhs_dilate: tuple[int, ...] = ()
+    rhs_dilate: tuple[int, ...] = ()
+    rhs_reversal: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SliceRange:
+    start: int
+    limit: int
+    stride: int = 1

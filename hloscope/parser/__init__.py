@@ -1,0 +1,13 @@
+"""Text -> IR. `parse`/`load` are the entry points; the grammar is grammar/hlo.lark."""
+
+from __future__ import annotations
+
+from hloscope.ir import instruction as _instruction
+from hloscope.parser.attrs import parse_attr, parse_shape
+from hloscope.parser.errors import ParseError
+from hloscope.parser.load import attr_hook, load, parse
+
+_instruction.shape_parser = parse_shape
+_instruction.attr_parser = attr_hook
+
+__all__ = ["ParseError", "load", "parse", "parse_attr", "parse_shape"]

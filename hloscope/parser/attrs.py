@@ -1,0 +1,90 @@
+"""Typed attribute values: which grammar rule parses which key, memoized by text."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from lark import Token
+
+from hloscope.parser.grammar import lark_parser, terminal_regex
+from hloscope.parser.values import ValueBuilder, scalar
+
+INT_LIST_KEYS = (
+    "dimensions", "lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims",
+    "rhs_batch_dims", "slice_sizes", "dynamic_slice_sizes", "offset_dims",
+    "collapsed_slice_dims", "start_index_map", "update_window_dims", "inserted_window_dims",
+    "scatter_dims_to_operand_dims", "operand_batching_dims", "start_indices_batching_dims",
+    "input_batching_dims", "scatter_indices_batching_dims", "fft_length", "broadcast_dimensions",
+    "lhs_ragged_dimensions", "rhs_group_dimensions",
+)
+
+# Attribute key -> start rule in grammar/hlo.lark. Keys not listed are scalars
+# (int, float, name, string) or kept as their generic tree.
+KEY_RULES: dict[str, str] = {
+    **{k: "int_list" for k in INT_LIST_KEYS},
+    "replica_groups": "replica_groups",
+    "source_target_pairs": "int_list_list",
+    "window": "window",
+    "slice": "slice_ranges",
+    "dim_labels": "dim_labels",
+    "padding": "padding",
+    "sharding": "sharding",
+    "metadata": "record",
+    "frontend_attributes": "record",
+    "result_accuracy": "record",
+    "statistics": "record",
+    "branch_computations": "name_list",
+    "called_computations": "name_list",
+    "control-predecessors": "name_list",
+    "operand_layout_constraints": "shape_list",
+    "entry_computation_layout": "program_shape",
+    "parameter_replication": "bool_list",
+    "allow_spmd_sharding_propagation_to_parameters": "bool_list",
+    "allow_spmd_sharding_propagation_to_output": "bool_list",
+}
+
+_builder = ValueBuilder()
+_SCALAR_TERMINALS = ("INT", "FLOAT", "NAME", "STRING", "SQSTRING", "NEG_SPECIAL", "DIM_LABELS")
+
+
+def parse_rule(rule: str, text: str) -> Any:
+    """Parse `text` with start rule `rule` and build its value (not memoized)."""
+    return _builder.transform(lark_parser().parse(text, start=rule))
+
+
+@lru_cache(maxsize=65536)
+def parse_shape(text: str) -> Any:
+    return parse_rule("shape", text)
+
+
+def _scalar(text: str) -> Any:
+    for term in _SCALAR_TERMINALS:
+        if terminal_regex(term).fullmatch(text):
+            return scalar(Token(term, text))
+    return _MISSING
+
+
+_MISSING = object()
+
+
+@lru_cache(maxsize=65536)
+def parse_attr(key: str, text: str) -> Any:
+    """The typed value of `key=text`; raises lark errors on malformed text."""
+    rule = KEY_RULES.get(key)
+    if rule is not None:
+        if rule == "name_list" and not text.startswith("{"):
+            return (scalar(Token("NAME", text)),)
+        if rule == "bool_list" and not text.startswith("{"):
+            return text == "true"
+        return parse_rule(rule, text)
+    value = _scalar(text)
+    if value is not _MISSING:
+        return value
+    if key == "backend_config" and text.startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return parse_rule("generic", text)

@@ -1,0 +1,83 @@
+"""Parse errors with a location: `FILE:LINE:COL: error: message` plus a caret line."""
+
+from __future__ import annotations
+
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+# Human names for terminals in "expected ..." messages.
+TERMINAL_NAMES = {
+    "NAME": "a name", "INT": "an integer", "FLOAT": "a number", "STRING": "a string",
+    "SQSTRING": "a string", "TYPE_LB": "a shape", "LAYOUT_OPEN": "'{'", "LBRACE": "'{'",
+    "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
+    "COMMA": "','", "COLON": "':'", "EQUAL": "'='", "ARROW": "'->'", "LEQ": "'<='",
+    "ROOT": "'ROOT'", "ENTRY": "'ENTRY'", "HLOMODULE": "'HloModule'", "$END": "end of input",
+    "DIM_LABELS": "dim labels", "DXD": "a size like 3x3", "PAD": "a padding like 0_1x0_1",
+}
+
+
+class ParseError(Exception):
+    """A syntax or semantic error at a location in an HLO file."""
+
+    def __init__(self, message: str, path: str = "<string>", line: int = 0, column: int = 0,
+                 source_line: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}: error: {self.message}"
+
+    def render(self) -> str:
+        """The one-line error, then the offending line with a caret under the column."""
+        out = str(self)
+        if self.source_line is not None and self.column > 0:
+            src = self.source_line.rstrip("\n")
+            if len(src) > 200:  # keep a window around the column on huge lines
+                start = max(0, self.column - 100)
+                src, col = src[start : start + 200], self.column - start
+            else:
+                col = self.column
+            out += "\n  " + src.replace("\t", " ") + "\n  " + " " * (col - 1) + "^"
+        return out
+
+
+def _describe(names: set[str] | frozenset[str]) -> str:
+    words = sorted({TERMINAL_NAMES.get(n, n.lower()) for n in names})
+    if len(words) > 6:
+        words = words[:6] + ["..."]
+    return ", ".join(words)
+
+
+def from_lark(err: UnexpectedInput, text: str, path: str, line_offset: int = 0,
+              col_offset: int = 0) -> ParseError:
+    """Convert a lark exception into a ParseError with our wording."""
+    line = getattr(err, "line", 0) or 0
+    column = getattr(err, "column", 0) or 0
+    if isinstance(err, UnexpectedToken):
+        tok = err.token
+        if tok.type == "$END":
+            msg = f"unexpected end of input; expected {_describe(err.expected)}"
+            line, column = _end_position(text)
+        else:
+            msg = f"unexpected {tok!s:.40}; expected {_describe(err.expected)}"
+    elif isinstance(err, UnexpectedCharacters):
+        ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
+        msg = f"unexpected character {ch!r}"
+    elif isinstance(err, UnexpectedEOF):
+        msg = "unexpected end of input"
+        line, column = _end_position(text)
+    else:
+        msg = str(err).splitlines()[0]
+    lines = text.splitlines()
+    src = lines[line - 1] if 0 < line <= len(lines) else None
+    if line == 1:
+        column += col_offset
+    return ParseError(msg, path, line + line_offset, column, src)
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    lines = text.splitlines() or [""]
+    return len(lines), len(lines[-1]) + 1

@@ -1,0 +1,44 @@
+"""Loads grammar/hlo.lark once (LALR, contextual lexer) for every start rule."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+from lark import Lark
+
+START_RULES = [
+    "hlo_file", "shape", "layout", "replica_groups", "window", "slice_ranges",
+    "int_list", "int_list_list", "name_list", "bool_list", "sharding", "record",
+    "program_shape", "shape_list", "dim_labels", "padding", "generic",
+]
+
+
+def grammar_path() -> Path:
+    """The grammar shipped in the wheel, else the repository's grammar/ folder."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "_grammar" / "hlo.lark", here.parent / "grammar" / "hlo.lark"):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError("hlo.lark not found next to the hloscope package")
+
+
+@cache
+def lark_parser() -> Lark:
+    return Lark(
+        grammar_path().read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer="contextual",
+        start=START_RULES,
+        propagate_positions=True,
+        maybe_placeholders=True,
+        cache=False,
+    )
+
+
+@cache
+def terminal_regex(name: str) -> re.Pattern[str]:
+    """A grammar terminal as a compiled regex, for the fast path's token checks."""
+    term = lark_parser().get_terminal(name)
+    return re.compile(term.pattern.to_regexp(), re.S)

@@ -1,0 +1,374 @@
+"""Turns sub-grammar parse trees (shape, layout, typed attributes) into IR values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Token, Transformer, Tree
+
+from hloscope.ir.layout import COMBINE_DIM, Layout
+from hloscope.ir.shape import UNBOUNDED, Shape
+from hloscope.ir.values import (
+    ReplicaGroups,
+    Sharding,
+    SliceRange,
+    Window,
+    iota_devices,
+    iota_groups,
+    mesh_groups,
+)
+
+PUNCT = {"COMMA", "COLON", "EQUAL", "ARROW", "LEQ", "QMARK", "STAR", "HASH", "PLUS", "TILDE", "LAYOUT_OPEN"}
+
+
+def unquote(s: str) -> str:
+    """A double- or single-quoted HLO string literal (C escapes) as text."""
+    body = s[1:-1]
+    if "\\" not in body:
+        return body
+    return _unescape(body)
+
+
+def _unescape(body: str) -> str:
+    out: list[str] = []
+    i = 0
+    simple = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in simple:
+                out.append(simple[nxt])
+                i += 2
+                continue
+            if nxt == "x":
+                j = i + 2
+                while j < len(body) and j < i + 4 and body[j] in "0123456789abcdefABCDEF":
+                    j += 1
+                out.append(chr(int(body[i + 2 : j] or "0", 16)))
+                i = j
+                continue
+            out.append(nxt)
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _ints(items: list[Any]) -> tuple[int, ...]:
+    return tuple(int(t) for t in items if isinstance(t, Token) and t.type == "INT")
+
+
+def _perm(tok: Token | None) -> tuple[int, ...]:
+    if tok is None:
+        return ()
+    inner = tok[2:-1].strip()
+    return tuple(int(x) for x in inner.split(",") if x.strip())
+
+
+def scalar(tok: Token) -> Any:
+    """A single-token value: int, float, string, or a name/keyword as text."""
+    kind = tok.type
+    if kind == "INT":
+        return int(tok)
+    if kind == "FLOAT":
+        return float(tok)
+    if kind == "NEG_SPECIAL":
+        return float(tok.split("(")[0])
+    if kind in ("STRING", "SQSTRING"):
+        return unquote(tok)
+    if kind == "NAME":
+        return tok.lstrip("%")
+    return str(tok)
+
+
+class ValueBuilder(Transformer):
+    """Bottom-up construction of shapes, layouts and typed attribute values."""
+
+    # -- names and shapes
+    def name(self, c: list[Token]) -> str:
+        return c[0].lstrip("%")
+
+    def static_dim(self, c: list[Token]) -> tuple[int, bool]:
+        return int(c[0]), False
+
+    def bounded_dim(self, c: list[Token]) -> tuple[int, bool]:
+        return int(c[-1]), True
+
+    def unbounded_dim(self, c: list[Token]) -> tuple[int, bool]:
+        return UNBOUNDED, True
+
+    def array_shape(self, c: list[Any]) -> Shape:
+        etype = c[0][:-1]
+        layout = c[-1] if isinstance(c[-1], Layout) else None
+        dims = [d for d in c[1:] if isinstance(d, tuple)]
+        return Shape(etype, tuple(d for d, _ in dims), tuple(b for _, b in dims), layout)
+
+    def shape(self, c: list[Shape]) -> Shape:
+        return c[0]
+
+    def tuple_shape(self, c: list[Any]) -> Shape:
+        return Shape("tuple", elements=tuple(s for s in c if isinstance(s, Shape)))
+
+    def buffer_shape(self, c: list[Any]) -> Shape:
+        return Shape("buffer", elements=(next(s for s in c if isinstance(s, Shape)),))
+
+    # -- layouts
+    def tile_dim(self, c: list[Token]) -> int:
+        return int(c[0])
+
+    def combine_dim(self, c: list[Token]) -> int:
+        return COMBINE_DIM
+
+    def dim_level(self, c: list[Any]) -> str:
+        return "".join(str(x) for x in c if x is not None)
+
+    def layout_args(self, c: list[Any]) -> tuple:
+        return tuple(x for x in c if x is not None)
+
+    def split_args(self, c: list[Any]) -> tuple:
+        ints = _ints(c)
+        return ("split", ints[0], ints[1:])
+
+    def shape_arg(self, c: list[Any]) -> tuple:
+        return ("shape", next(s for s in c if isinstance(s, Shape)))
+
+    def named_layout_item(self, c: list[Any]) -> tuple:
+        return (c[0], c[1:])
+
+    def index_type(self, c: list[Any]) -> tuple:
+        return ("#", [(c[-1],)])
+
+    def pointer_type(self, c: list[Any]) -> tuple:
+        return ("*", [(c[-1],)])
+
+    def layout(self, c: list[Any]) -> Layout:
+        minor = tuple(int(t) for t in c if isinstance(t, Token) and t.type == "INT")
+        fields: dict[str, Any] = {"minor_to_major": minor}
+        for item in c:
+            if not isinstance(item, tuple):
+                continue
+            key, args = item
+            first = args[0] if args else ()
+            if key == "T":
+                fields["tiles"] = tuple(tuple(a) for a in args)
+            elif key == "D":
+                fields["dim_level_types"] = tuple(first)
+            elif key == "L":
+                fields["tail_padding_alignment"] = first[0]
+            elif key == "E":
+                fields["element_size_bits"] = first[0]
+            elif key == "S":
+                fields["memory_space"] = first[0]
+            elif key == "M":
+                fields["dynamic_prefix_bytes"] = first[0]
+            elif key == "SC":
+                fields["split_configs"] = tuple((a[1], a[2]) for a in args)
+            elif key == "P":
+                fields["physical_shape"] = first[1]
+            elif key == "#":
+                fields["index_type"] = first[0]
+            elif key == "*":
+                fields["pointer_type"] = first[0]
+            else:
+                raise ValueError(f"unknown layout attribute {key!r}")
+        return Layout(**fields)
+
+    def program_shape(self, c: list[Any]) -> tuple[tuple[Shape, ...], Shape]:
+        shapes = [s for s in c if isinstance(s, Shape)]
+        return tuple(shapes[:-1]), shapes[-1]
+
+    def shape_list(self, c: list[Any]) -> tuple[Shape, ...]:
+        return tuple(s for s in c if isinstance(s, Shape))
+
+    # -- lists
+    def int_list(self, c: list[Any]) -> tuple[int, ...]:
+        return _ints(c)
+
+    def int_list_list(self, c: list[Any]) -> tuple[tuple[int, ...], ...]:
+        return tuple(x for x in c if isinstance(x, tuple))
+
+    def name_list(self, c: list[Any]) -> tuple[str, ...]:
+        return tuple(x for x in c if isinstance(x, str) and not isinstance(x, Token))
+
+    def bool_list(self, c: list[Any]) -> tuple[bool, ...] | bool:
+        names = [x for x in c if isinstance(x, str) and not isinstance(x, Token)]
+        if len(c) == 1 and not isinstance(c[0], Token):
+            return names[0] == "true"
+        return tuple(n == "true" for n in names)
+
+    # -- replica groups
+    def list_groups(self, c: list[Any]) -> ReplicaGroups:
+        return ReplicaGroups("list", c[0])
+
+    def iota_dims(self, c: list[Any]) -> tuple[int, ...]:
+        return _ints(c)
+
+    def iota_list(self, c: list[Any]) -> ReplicaGroups:
+        shape, dims, perm_tok = c
+        perm = _perm(perm_tok)
+        return ReplicaGroups("iota", iota_groups(shape, dims, perm), shape, dims, perm)
+
+    def replica_groups(self, c: list[Any]) -> ReplicaGroups:
+        return c[0]
+
+    def mesh_axis(self, c: list[Any]) -> tuple[str, int]:
+        if len(c) == 1:
+            return (str(len(c)), int(c[0]))
+        return (scalar(c[0]), int(c[-1]))
+
+    def mesh_axes(self, c: list[Any]) -> tuple:
+        return tuple(x for x in c if isinstance(x, tuple))
+
+    def mesh_ref(self, c: list[Any]) -> str:
+        return scalar(c[0])
+
+    def mesh_refs(self, c: list[Any]) -> tuple[str, ...]:
+        return tuple(x for x in c if isinstance(x, str) and not isinstance(x, Token))
+
+    def mesh_groups(self, c: list[Any]) -> ReplicaGroups:
+        axes, refs = c[0], c[1]
+        return ReplicaGroups("mesh", mesh_groups(axes, refs), mesh_axes=axes, mesh_refs=refs)
+
+    # -- window, slices, dim labels, padding
+    def window_field(self, c: list[Any]) -> tuple[str, str]:
+        return (c[0], str(c[-1]))
+
+    def window(self, c: list[Any]) -> Window:
+        fields: dict[str, Any] = {}
+        for key, text in c:
+            if key == "pad":
+                fields["pad"] = tuple(
+                    tuple(int(x) for x in part.split("_")[:2]) for part in _split_x(text)
+                )
+            elif key in ("size", "stride", "lhs_dilate", "rhs_dilate", "rhs_reversal"):
+                fields[key] = tuple(int(x) for x in text.split("x"))
+            else:
+                raise ValueError(f"unknown window field {key!r}")
+        return Window(**fields)
+
+    def slice_range(self, c: list[Any]) -> SliceRange:
+        ints = [int(t) for t in c if t is not None]
+        return SliceRange(*ints)
+
+    def slice_ranges(self, c: list[Any]) -> tuple[SliceRange, ...]:
+        return tuple(x for x in c if isinstance(x, SliceRange))
+
+    def dim_labels(self, c: list[Token]) -> str:
+        return str(c[0])
+
+    def padding(self, c: list[Token]) -> tuple[tuple[int, ...], ...]:
+        return tuple(tuple(int(x) for x in part.split("_")) for part in _split_x(str(c[0])))
+
+    # -- sharding
+    def shard_flag(self, c: list[Any]) -> tuple:
+        return ("flag", c[0])
+
+    def shard_int(self, c: list[Any]) -> tuple:
+        return ("int", int(c[0]))
+
+    def shard_field(self, c: list[Any]) -> tuple:
+        value = c[1]
+        if isinstance(value, Token):
+            value = scalar(value)
+        return ("field", c[0], value)
+
+    def tile_shape(self, c: list[Any]) -> tuple:
+        ints = _ints(c)
+        devices = c[-1] if isinstance(c[-1], tuple) else None
+        return ("tile", ints, devices)
+
+    def iota_devices(self, c: list[Any]) -> tuple:
+        perm_tok = c[-1] if isinstance(c[-1], Token) and c[-1].type == "TRANSPOSE" else None
+        return ("iota", _ints(c), _perm(perm_tok))
+
+    def first_device(self, c: list[Any]) -> tuple:
+        return ("list", (int(c[0]),))
+
+    def sharding_tail(self, c: list[Any]) -> list:
+        return list(c)
+
+    def sharding(self, c: list[Any]) -> Sharding:
+        items: list[tuple] = []
+        for x in c:
+            if isinstance(x, list):
+                items.extend(x)
+            elif isinstance(x, tuple):
+                items.append(x)
+        flags: list[str] = []
+        fields: dict[str, Any] = {}
+        extra_devices: list[int] = []
+        tile: tuple | None = None
+        for item in items:
+            if item[0] == "flag":
+                flags.append(item[1])
+            elif item[0] == "int":
+                extra_devices.append(item[1])
+            elif item[0] == "field":
+                if isinstance(item[2], tuple) and item[2] and item[2][0] == "tile":
+                    tile = item[2]
+                else:
+                    fields[item[1]] = item[2]
+        kind = "tiled" if tile else next(
+            (f for f in flags if f in ("replicated", "maximal", "manual", "unknown")), "tiled"
+        )
+        tile_shape: tuple[int, ...] = ()
+        devices: tuple[int, ...] = ()
+        dims: tuple[int, ...] = ()
+        perm: tuple[int, ...] = ()
+        if tile:
+            tile_shape = tile[1]
+            src = tile[2]
+            if src and src[0] == "iota":
+                dims, perm = src[1], src[2]
+                devices = tuple(iota_devices(dims, perm))
+            elif src:
+                devices = tuple(src[1]) + tuple(extra_devices)
+        last_dims = fields.pop("last_tile_dims", None)
+        return Sharding(
+            kind,
+            tile_shape=tile_shape,
+            devices=devices,
+            iota_dims=dims,
+            iota_perm=perm,
+            last_tile_dim_replicate="last_tile_dim_replicate" in flags,
+            last_tile_dims=tuple(_brace_words(last_dims)) if last_dims is not None else (),
+            device=fields.get("device") if isinstance(fields.get("device"), int) else None,
+            flags=tuple(flags),
+            fields=fields,
+        )
+
+    def tuple_sharding(self, c: list[Any]) -> Sharding:
+        return Sharding("tuple", elements=tuple(x for x in c if isinstance(x, Sharding)))
+
+    # -- records and the generic value
+    def field(self, c: list[Any]) -> tuple[str, Any]:
+        value = c[1]
+        if isinstance(value, Token):
+            value = scalar(value)
+        return (c[0], value)
+
+    def record(self, c: list[Any]) -> dict[str, Any]:
+        return dict(x for x in c if isinstance(x, tuple))
+
+    def braces(self, c: list[Any]) -> Tree:
+        return Tree("braces", c)
+
+    def generic(self, c: list[Any]) -> Any:
+        return c[0]
+
+    def attr_value(self, c: list[Any]) -> Any:
+        (v,) = c
+        return scalar(v) if isinstance(v, Token) else v
+
+
+def _split_x(text: str) -> list[str]:
+    # 'x' separates dimensions; '-' signs never contain an 'x'.
+    return text.split("x")
+
+
+def _brace_words(value: Any) -> list[str]:
+    if isinstance(value, Tree):
+        return [scalar(t) for t in value.children if isinstance(t, Token) and t.type == "NAME"]
+    return [str(value)]

@@ -1,0 +1,78 @@
+"""Module summaries for `hloscope parse` and `hloscope stats`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from hloscope.ir import Computation, Instruction, Module
+
+
+def instruction_json(instr: Instruction) -> dict[str, Any]:
+    """The `parse --format json` record of one instruction (a public contract)."""
+    return {
+        "name": instr.name,
+        "opcode": instr.opcode,
+        "shape": instr.shape.text(layout=False),
+        "operands": list(instr.operands),
+        "layout_shape": instr.shape.text(layout=True),
+        "line": instr.line,
+        "attributes": dict(instr.attrs),
+    }
+
+
+def module_json(module: Module) -> dict[str, Any]:
+    return {
+        "name": module.name,
+        "path": module.path,
+        "attributes": dict(module.attrs),
+        "computations": [
+            {
+                "name": comp.name,
+                "is_entry": comp is module.entry,
+                "instructions": [instruction_json(i) for i in comp.instructions],
+            }
+            for comp in module.computations
+        ],
+    }
+
+
+def _kind(instr: Instruction) -> str | None:
+    if instr.opcode == "fusion":
+        return instr.attrs.get("kind", "kLoop")
+    return None
+
+
+def _counts(instrs: list[Instruction]) -> dict[str, Any]:
+    opcodes = Counter(i.opcode for i in instrs)
+    kinds = Counter(k for i in instrs if (k := _kind(i)))
+    targets = Counter(
+        str(i.attr("custom_call_target")) for i in instrs if i.opcode == "custom-call"
+    )
+    return {
+        "instructions": len(instrs),
+        "opcodes": dict(opcodes.most_common()),
+        "fusion_kinds": dict(kinds.most_common()),
+        "custom_call_targets": dict(targets.most_common()),
+    }
+
+
+def computation_stats(comp: Computation, module: Module, fused: set[str]) -> dict[str, Any]:
+    return {
+        "name": comp.name,
+        "is_entry": comp is module.entry,
+        "is_fusion": comp.name in fused,
+        **_counts(comp.instructions),
+    }
+
+
+def module_stats(module: Module) -> dict[str, Any]:
+    fused = module.fusion_computations()
+    return {
+        "name": module.name,
+        "path": module.path,
+        "computations": len(module.computations),
+        "fusion_computations": len(fused),
+        **_counts(module.instructions()),
+        "per_computation": [computation_stats(c, module, fused) for c in module.computations],
+    }

@@ -1,0 +1,52 @@
+"""Shared paths and the (cached) XLA oracle views."""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+CORPUS = ROOT.parent / "shared" / "corpus"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from oracle import xla_views  # noqa: E402
+
+
+def fixture_files() -> list[Path]:
+    return sorted(FIXTURES.glob("*/*.hlo.txt"))
+
+
+def corpus_files() -> list[Path]:
+    if not CORPUS.is_dir():
+        return []
+    files = sorted(CORPUS.glob("*/*.hlo")) + sorted(CORPUS.glob("alpa-gpu-dumps/*.txt"))
+    return files
+
+
+def manifest() -> dict:
+    return json.loads((FIXTURES / "manifest.json").read_text())
+
+
+@cache
+def xla_view_map() -> dict[str, dict]:
+    """XLA's view of every fixture and corpus file, computed once per run."""
+    files = fixture_files() + corpus_files()
+    views = xla_views([p.read_text(encoding="utf-8") for p in files])
+    return {str(p): v for p, v in zip(files, views)}
+
+
+def rel(p: Path) -> str:
+    for base in (ROOT, CORPUS.parent):
+        try:
+            return str(p.relative_to(base))
+        except ValueError:
+            pass
+    return str(p)
+
+
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"{CORPUS} not present")
