@@ -54,7 +54,7 @@ class Module:
             for name in i.called_computations
         }
 
-    def graph(self) -> nx.DiGraph:
+    def graph(self) -> nx.MultiDiGraph:
         """The instruction graph (see hloscope.graph.build)."""
         # A convenience entry point: the graph is a derived view built above the IR.
         from hloscope.graph.build import build_graph

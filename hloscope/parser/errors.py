@@ -28,6 +28,8 @@ class ParseError(Exception):
         self.source_line = source_line
 
     def __str__(self) -> str:
+        if self.line <= 0:
+            return f"{self.path}: error: {self.message}"
         return f"{self.path}:{self.line}:{self.column}: error: {self.message}"
 
     def render(self) -> str:
@@ -62,10 +64,15 @@ def from_lark(err: UnexpectedInput, text: str, path: str, line_offset: int = 0,
             msg = f"unexpected end of input; expected {_describe(err.expected)}"
             line, column = _end_position(text)
         else:
-            msg = f"unexpected {tok!s:.40}; expected {_describe(err.expected)}"
+            msg = f"unexpected {_token(tok)}; expected {_describe(err.expected)}"
     elif isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
-        msg = f"unexpected character {ch!r}"
+        if ch in "\"'":
+            msg = "unterminated string"
+        elif text.startswith("/*", err.pos_in_stream):
+            msg = "unterminated /* comment"
+        else:
+            msg = f"unexpected character {ch!r}"
     elif isinstance(err, UnexpectedEOF):
         msg = "unexpected end of input"
         line, column = _end_position(text)
@@ -78,6 +85,18 @@ def from_lark(err: UnexpectedInput, text: str, path: str, line_offset: int = 0,
     return ParseError(msg, path, line + line_offset, column, src)
 
 
+def _token(tok) -> str:
+    value = str(tok)
+    shown = value if len(value) <= 40 else value[:37] + "..."
+    if tok.type == "NAME":
+        return f"name '{shown}'"
+    if tok.type in ("INT", "FLOAT"):
+        return f"number {shown}"
+    if tok.type in ("STRING", "SQSTRING"):
+        return f"string {shown}"
+    return f"'{shown}'"
+
+
 def _end_position(text: str) -> tuple[int, int]:
-    lines = text.splitlines() or [""]
-    return len(lines), len(lines[-1]) + 1
+    """Line and column just past the last character."""
+    return text.count("\n") + 1, len(text) - (text.rfind("\n") + 1) + 1

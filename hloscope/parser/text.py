@@ -7,7 +7,7 @@ import re
 # A quoted string, or a comment (group 1): comments are removed, strings kept.
 _COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|(/\*.*?\*/|//[^\n]*)', re.S)
 # The only characters that matter for nesting: brackets, commas and strings.
-_STRUCT = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[(){}\[\],]')
+_STRUCT = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[(){}\[\],"\']')
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -35,8 +35,10 @@ def split_top(s: str, start: int = 0, end: int | None = None) -> list[tuple[int,
     piece = start
     for m in _STRUCT.finditer(s, start, end):
         c = m.group()
-        if len(c) > 1 or c in "\"'":
+        if len(c) > 1:
             continue
+        if c in "\"'":
+            raise ValueError(f"unterminated string at offset {m.start()}")
         if c in _OPEN:
             stack.append(_OPEN[c])
         elif c == ",":
@@ -56,8 +58,10 @@ def match_close(s: str, i: int) -> int:
     stack: list[str] = []
     for m in _STRUCT.finditer(s, i):
         c = m.group()
-        if len(c) > 1 or c in "\"'," :
+        if len(c) > 1 or c == ",":
             continue
+        if c in "\"'":
+            raise ValueError(f"unterminated string at offset {m.start()}")
         if c in _OPEN:
             stack.append(_OPEN[c])
         elif not stack or stack.pop() != c:

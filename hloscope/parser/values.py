@@ -369,6 +369,6 @@ def _split_x(text: str) -> list[str]:
 
 
 def _brace_words(value: Any) -> list[str]:
-    if isinstance(value, Tree):
-        return [scalar(t) for t in value.children if isinstance(t, Token) and t.type == "NAME"]
+    if isinstance(value, Tree):  # {manual, replicated}: names are str after `name`
+        return [t for t in value.children if isinstance(t, str) and not isinstance(t, Token)]
     return [str(value)]

@@ -1,0 +1,129 @@
+"""The command line: JSON contracts, text output, and errors on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import FIXTURES
+from typer.testing import CliRunner
+
+from hloscope.cli import app
+from hloscope.parser import load
+
+runner = CliRunner()
+MLP = FIXTURES / "tpu" / "mlp_v5e.hlo.txt"
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def hloscope(*args, input_bytes=None):
+    """The installed entry point in a real process (exit code, stdout, stderr)."""
+    return subprocess.run([sys.executable, "-m", "hloscope.cli", *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def test_parse_json_contract():
+    res = run("parse", "--format", "json", MLP)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    (module,) = out["modules"]
+    (ir,) = load(MLP)
+    assert module["name"] == ir.name == "jit_mlp"
+    assert [c["name"] for c in module["computations"]] == [c.name for c in ir.computations]
+    entry = [c for c in module["computations"] if c["is_entry"]]
+    assert [c["name"] for c in entry] == [ir.entry.name]
+    for comp, c in zip(module["computations"], ir.computations):
+        assert [i["name"] for i in comp["instructions"]] == [i.name for i in c.instructions]
+        for rec in comp["instructions"]:
+            assert set(rec) >= {"name", "opcode", "shape", "operands"}
+            assert "{" not in rec["shape"]  # the contract: shape without layout
+    params = [i for c in module["computations"] for i in c["instructions"]
+              if i["opcode"] == "parameter" and i["name"].startswith("param")]
+    assert params and all(p["shape"].startswith(("bf16[", "f32[", "(")) for p in params)
+
+
+def test_parse_json_tuple_and_token_shapes():
+    res = run("parse", "--format", "json", FIXTURES / "tpu" / "transformer_v5p.hlo.txt")
+    shapes = {i["shape"] for m in json.loads(res.stdout)["modules"]
+              for c in m["computations"] for i in c["instructions"]}
+    assert any(s.startswith("(") and ", " in s for s in shapes)
+
+
+def test_stats_counts_match_the_ir():
+    path = FIXTURES / "tpu" / "transformer_v5p.hlo.txt"
+    res = run("stats", "--format", "json", path)
+    assert res.exit_code == 0
+    (s,) = json.loads(res.stdout)["modules"]
+    (m,) = load(path)
+    assert s["instructions"] == len(m.instructions())
+    assert s["opcodes"]["fusion"] == sum(i.opcode == "fusion" for i in m.instructions())
+    assert s["opcodes"]["all-reduce"] == 2
+    assert sum(s["fusion_kinds"].values()) == s["opcodes"]["fusion"]
+    assert sum(c["instructions"] for c in s["per_computation"]) == s["instructions"]
+
+
+def test_stats_custom_call_targets_of_a_pallas_kernel():
+    res = run("stats", FIXTURES / "tpu" / "pallas_matmul_v5e.hlo.txt")
+    assert res.exit_code == 0
+    assert "custom-call targets: tpu_custom_call 1" in res.stdout
+
+
+def test_strict_flag_gives_the_same_json():
+    a = run("parse", "--format", "json", MLP).stdout
+    b = run("parse", "--format", "json", "--strict", MLP).stdout
+    assert a == b
+
+
+def test_lint_runs_and_reports_a_summary():
+    res = run("lint", MLP)
+    assert res.exit_code in (0, 1)
+    assert "instructions checked" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "where", "message"),
+    [
+        (b"", ":1:1:", "empty file"),
+        (b"HloModule m\n\x00\x01", ":2:1:", "binary file"),
+        (b"HloModule m\n\xff\xfe", ":2:1:", "invalid UTF-8"),
+        (b"HloModule m\nENTRY e {\n  a = f32[2 parameter(0)\n}\n", ":3:13:", "unexpected name 'parameter'"),
+        (b"HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n", ":4:1:", "unexpected end of input"),
+        (b'HloModule m\nENTRY e {\n  ROOT a = f32[2] custom-call(), custom_call_target="x\n}\n',
+         ":3:53:", "unterminated string"),
+    ],
+    ids=["empty", "binary", "utf8", "bad-shape", "truncated", "unterminated-string"],
+)
+def test_bad_input_gives_location_and_exit_2(tmp_path, content, where, message):
+    bad = tmp_path / "bad.hlo"
+    bad.write_bytes(content)
+    for command in ("parse", "stats", "lint"):
+        proc = hloscope(command, bad)
+        assert proc.returncode == 2, proc
+        first = proc.stderr.splitlines()[0]
+        assert first.startswith(f"{bad}{where} error: "), first
+        assert message in first
+        assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_missing_file_is_an_input_error(tmp_path):
+    proc = hloscope("stats", tmp_path / "nope.hlo")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"{tmp_path / 'nope.hlo'}: error: cannot read file")
+
+
+def test_usage_error_exit_2():
+    proc = hloscope("stats", "--format", "yaml", MLP)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_version_is_quick_to_import():
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hloscope.cli", "--version"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("hloscope ")
+    heavy = [line for line in proc.stderr.splitlines() if line.rstrip().endswith(("| jax", "| lark", "| networkx"))]
+    assert not heavy, heavy
