@@ -71,6 +71,14 @@ def strip_layout(shape: str) -> str:
     return _LAYOUT.sub("", _COMMENT.sub("", shape)).replace(" ", "")
 
 
+_DERIVED_BY_XLA = {"recv-done", "send-done"}
+
+
+def _all_laid_out(shape: str) -> bool:
+    """Every non-scalar array in the shape text has an explicit layout."""
+    return len(re.findall(r"\[[^\]]+\]", shape)) == len(re.findall(r"\[[^\]]+\]\{", shape)) > 0
+
+
 def _squash(shape: str) -> str:
     return _COMMENT.sub("", shape).replace(" ", "")
 
@@ -116,9 +124,11 @@ def compare(ours: dict, xla: dict) -> list[str]:
             async_sugar = o[1].startswith("async-") and x[4].startswith("HloOpcode.kAsync")
             if o[1] != x[1] and not async_sugar:
                 problems.append(f"{where}: opcode {o[1]} != {x[1]}")
-            if strip_layout(o[2]) != strip_layout(x[2]):
+            if o[1] in _DERIVED_BY_XLA:
+                pass  # XLA replaces the printed shape with its recv/send's; we keep the text's
+            elif strip_layout(o[2]) != strip_layout(x[2]):
                 problems.append(f"{where}: shape {o[2]} != {x[2]}")
-            elif "{" in o[2] and _squash(o[2]) != _squash(x[2]):
+            elif _all_laid_out(o[2]) and _squash(o[2]) != _squash(x[2]):
                 problems.append(f"{where}: layout {o[2]} != {x[2]}")
             if o[3] != [rename.get(n, n) for n in x[3]]:
                 problems.append(f"{where}: operands {o[3]} != {x[3]}")

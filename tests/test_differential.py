@@ -46,3 +46,45 @@ def test_most_of_the_corpus_is_compared():
     views = xla_view_map()
     accepted = [p for p in corpus_files() if "error" not in views[str(p)]]
     assert len(accepted) >= 35, [rel(p) for p in corpus_files() if p not in accepted]
+
+
+def _lit_chunks() -> list[tuple[str, str]]:
+    """The modules of XLA's multi-module lit test files, split at `// -----`."""
+    out = []
+    for path in corpus_files():
+        text = path.read_text(encoding="utf-8")
+        if "\n// -----" not in text:
+            continue
+        for k, chunk in enumerate(text.split("\n// -----")):
+            if "HloModule" in chunk:
+                out.append((f"{rel(path)}#{k}", chunk))
+    return out
+
+
+# Chunks where XLA rewrites what the text says, so "the same result" cannot hold.
+KNOWN_REWRITES = {
+    "corpus/xla-hlo-import-tests/import_async.hlo#14":
+        "recv-done is printed as (f32[128,21], token[]); XLA derives f32[128,32] from its recv",
+}
+
+
+@needs_corpus
+def test_split_lit_modules_match_xla():
+    from hloscope.parser import ParseError, parse
+
+    from oracle import xla_views
+
+    chunks = _lit_chunks()
+    views = xla_views([c for _, c in chunks])
+    compared = 0
+    for (label, chunk), xla in zip(chunks, views):
+        if "error" in xla or label in KNOWN_REWRITES:
+            continue
+        try:
+            (module,) = parse(chunk, label)
+        except ParseError as e:
+            raise AssertionError(f"{label}: XLA accepts, we reject: {e}") from None
+        problems = compare(our_view(module), xla)
+        assert not problems, f"{label}: " + "\n".join(problems[:10])
+        compared += 1
+    assert compared >= 20, compared

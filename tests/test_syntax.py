@@ -291,6 +291,17 @@ e {
 }
 """)
 
+corner("shapes_left_to_infer", """
+HloModule m
+ENTRY e {
+  t = (f32[2], s32[]) parameter(0)
+  a = get-tuple-element(t), index=0
+  b = negate(a)
+  c = compare(a, b), direction=LT
+  ROOT r = tuple(b, c)
+}
+""")
+
 
 @cache
 def _xla(name: str) -> dict:
@@ -490,3 +501,19 @@ def test_output_to_operand_aliasing_kept_verbatim():
 def test_headerless_module_named_like_xla():
     m = _parse("headerless_module")
     assert m.name == "module_e"
+
+
+def test_shapes_left_to_infer():
+    m = _parse("shapes_left_to_infer")
+    assert [str(i.shape) for i in m.entry.instructions] == [
+        "(f32[2], s32[])", "f32[2]", "f32[2]", "pred[2]", "(f32[2], pred[2])"]
+
+
+def test_uninferable_shape_is_a_located_error():
+    from hloscope.parser import ParseError
+
+    text = "HloModule m\nENTRY e {\n  a = f32[2,3] parameter(0)\n  ROOT t = transpose(a), dimensions={1,0}\n}\n"
+    with pytest.raises(ParseError) as err:
+        parse(text, "x.hlo")
+    assert (err.value.line, err.value.column) == (4, 3)
+    assert "cannot infer the shape of %t (transpose)" in err.value.message

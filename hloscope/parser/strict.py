@@ -8,6 +8,8 @@ from lark import Token, Tree
 
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.parser.attrs import parse_attr
+from hloscope.parser.errors import ParseError
+from hloscope.parser.infer import CannotInfer, infer
 from hloscope.parser.grammar import lark_parser
 from hloscope.parser.scan import LITERAL_OPCODES
 from hloscope.parser.text import normalize
@@ -60,7 +62,7 @@ def _instruction(text: str, node: Tree, computation: str) -> Instruction:
     instr = Instruction(
         name=_name(name),
         opcode=opcode_name,
-        shape_text=_span(text, shape),
+        shape_text=_span(text, shape) if shape is not None else "",
         operands=tuple(names),
         operand_shapes=tuple(shapes),
         attrs=_attributes(text, rest),
@@ -70,7 +72,8 @@ def _instruction(text: str, node: Tree, computation: str) -> Instruction:
         column=node.meta.column,
         computation=computation,
     )
-    instr._shape = _builder.transform(shape)
+    if shape is not None:
+        instr._shape = _builder.transform(shape)
     return instr
 
 
@@ -96,7 +99,15 @@ def _computation(text: str, node: Tree, path: str) -> Computation:
         comp.result_shape_text = _span(text, result)
     for child in rest:
         if isinstance(child, Tree) and child.data == "instruction":
-            comp.instructions.append(_instruction(text, child, comp.name))
+            instr = _instruction(text, child, comp.name)
+            if not instr.shape_text:  # printed without a shape: XLA infers it
+                try:
+                    instr._shape = infer(instr, comp)
+                except CannotInfer as e:
+                    raise ParseError(str(e), path, instr.line, instr.column) from None
+                instr.shape_text = instr._shape.text()
+            comp.instructions.append(instr)
+            comp._by_name = None
     comp.attrs = _attributes(text, rest)
     return comp
 
