@@ -138,9 +138,10 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
     modules = _load(file, strict)
 
     def run() -> None:
+        from hloscope.cost.memory import memory_facts
         from hloscope.summary import module_stats
 
-        result = [module_stats(m) for m in modules]
+        result = [{**module_stats(m), "memory": memory_facts(m)} for m in modules]
         if format == Format.json:
             _emit_json({"version": 1, "modules": result})
             return
@@ -148,6 +149,13 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
             typer.echo(f"HloModule {s['name']}: {s['instructions']} instructions in "
                        f"{s['computations']} computations ({s['fusion_computations']} fused)")
             _print_counts(s, "  ")
+            mem = s["memory"]
+            typer.echo("  memory: " + ", ".join(f"{k} {_human_bytes(v)}" for k, v in
+                                                mem["bytes_per_memory_space"].items())
+                       + f"; padding waste {_human_bytes(mem['padding_waste_bytes'])}")
+            for b in mem["largest_buffers"]:
+                typer.echo(f"    {_human_bytes(b['padded_bytes']):>11}  {b['instruction']} "
+                           f"{b['shape']}" + (f" (padded {b['ratio']:.2f}x)" if b["ratio"] > 1 else ""))
             if per_computation:
                 for c in s["per_computation"]:
                     tag = " [entry]" if c["is_entry"] else (" [fusion]" if c["is_fusion"] else "")
@@ -164,6 +172,124 @@ def _print_counts(s: dict, indent: str) -> None:
     if s["custom_call_targets"]:
         typer.echo(indent + "custom-call targets: "
                    + ", ".join(f"{k} {v}" for k, v in s["custom_call_targets"].items()))
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _human_seconds(t: float) -> str:
+    if t >= 1:
+        return f"{t:.3f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.3f} ms"
+    return f"{t * 1e6:.2f} us"
+
+
+@app.command()
+def roofline(
+    file: FileArg,
+    chip: Annotated[str, typer.Option("--chip", "-c", help="Chip from the table: v4, v5e, v5p, v6e, v7x, h100, h200, cpu.")] = "v5e",
+    format: FormatOpt = Format.text,
+    top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 20,
+    no_trip_counts: Annotated[bool, typer.Option("--no-trip-counts", help="Count loop bodies once (XLA's cost_analysis convention).")] = False,
+) -> None:
+    """Per-instruction FLOPs, bytes, intensity and compute/memory time on a chip.
+
+    Example: hloscope roofline fixtures/tpu/transformer_v5p.hlo.txt --chip v5p
+    """
+    from hloscope.cost.chips import get_chip
+
+    try:
+        spec = get_chip(chip)
+    except KeyError as e:
+        fail(f"error: {e.args[0]}")
+    modules = _load(file)
+
+    def run() -> None:
+        from hloscope.cost.roofline import roofline as build
+
+        reports = [build(m, spec, trip_counts=not no_trip_counts) for m in modules]
+        if format == Format.json:
+            _emit_json({"version": 1, "chip": spec.key, "modules": [
+                {"name": r.module, "totals": r.totals_json(),
+                 "instructions": [row.to_json() for row in r.rows]} for r in reports]})
+            return
+        for r in reports:
+            t = r.totals_json()
+            typer.echo(f"HloModule {r.module} on {spec.name} (ridge {spec.ridge:.0f} FLOPs/byte)")
+            typer.echo(f"  total: {t['flops']:.4g} FLOPs, {_human_bytes(t['bytes'])} accessed "
+                       f"({_human_bytes(t['hbm_bytes'])} in HBM), {t['transcendentals']:.4g} transcendentals")
+            typer.echo(f"  time: compute {_human_seconds(t['t_compute'])}, memory "
+                       f"{_human_seconds(t['t_memory'])}, roofline {_human_seconds(t['t_roofline'])}")
+            if t["unknown_trip_counts"]:
+                typer.echo(f"  note: loops with unknown trip count (counted once): "
+                           f"{', '.join(t['unknown_trip_counts'])}")
+            rows = sorted(r.rows, key=lambda x: -x.t_bound * x.times)
+            shown = rows if top <= 0 else rows[:top]
+            typer.echo(f"  {'instruction':32} {'opcode':16} {'FLOPs':>10} {'bytes':>11} "
+                       f"{'AI':>7} {'t_roofline':>11} bound    xla_est")
+            for row in shown:
+                est = _human_seconds(row.estimated_seconds) if row.estimated_seconds else "-"
+                times = f" x{row.times}" if row.times > 1 else ""
+                typer.echo(f"  {row.instruction[:32]:32} {row.opcode[:16]:16} {row.flops:10.3g} "
+                           f"{_human_bytes(row.bytes):>11} {row.intensity:7.1f} "
+                           f"{_human_seconds(row.t_bound):>11} {row.bound:8} {est}{times}")
+            if len(rows) > len(shown):
+                typer.echo(f"  ... {len(rows) - len(shown)} more (--top 0 shows all)")
+
+    _guard(run)
+
+
+@app.command()
+def shape(
+    text: Annotated[str, typer.Argument(help="A shape as HLO prints it, e.g. 'bf16[3,5]{1,0:T(8,128)(2,1)}'.")],
+    format: FormatOpt = Format.text,
+) -> None:
+    """Logical vs padded size of a shape under its tiled layout (the scaling-book exercise).
+
+    Example: hloscope shape 'bf16[3,5]{1,0:T(8,128)(2,1)}'
+    """
+    from lark.exceptions import UnexpectedInput
+
+    from hloscope.cost.layout import memory_leaves, memory_space_name
+    from hloscope.parser import parse_shape
+
+    try:
+        parsed = parse_shape(text.strip())
+    except UnexpectedInput as e:
+        col = getattr(e, "column", 1)
+        fail(f"<shape>:1:{col}: error: not a valid HLO shape\n  {text}\n  {' ' * (col - 1)}^")
+    leaves = memory_leaves(parsed)
+    if not leaves:
+        fail(f"error: {text} has no array data")
+    logical = sum(m.logical_bytes for m in leaves)
+    padded = sum(m.padded_bytes for m in leaves)
+    first = leaves[0]
+    result = {
+        "shape": parsed.text(),
+        "logical_bytes": logical,
+        "padded_bytes": padded,
+        "padded_dims": list(first.padded_dims) if len(leaves) == 1 else [list(m.padded_dims) for m in leaves],
+        "logical_dims": list(first.logical_dims) if len(leaves) == 1 else [list(m.logical_dims) for m in leaves],
+        "ratio": padded / logical if logical else 1.0,
+        "memory_space": first.memory_space,
+        "memory_space_name": memory_space_name(first.memory_space),
+        "tile_levels": [list(t) for t in first.tile_levels],
+    }
+    if format == Format.json:
+        _emit_json(result)
+        return
+    typer.echo(f"shape        {result['shape']}")
+    typer.echo(f"physical     {result['logical_dims']} (major to minor)")
+    typer.echo(f"tiles        {' then '.join(str(tuple(t)) for t in result['tile_levels']) or 'none'}")
+    typer.echo(f"padded dims  {result['padded_dims']}")
+    typer.echo(f"bytes        {logical} logical, {padded} padded ({result['ratio']:.2f}x)")
+    typer.echo(f"memory space {result['memory_space']} ({result['memory_space_name']})")
 
 
 @app.command()

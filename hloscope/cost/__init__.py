@@ -1,0 +1,1 @@
+"""Layout math, per-instruction FLOPs/bytes, chips, and the roofline model."""

@@ -1,0 +1,47 @@
+"""Module-level memory facts: bytes per memory space, padding waste, largest buffers."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from hloscope.cost.layout import memory_leaves, memory_space_name
+from hloscope.ir import Module
+
+# Results that alias another buffer rather than allocate one.
+_ALIASES = frozenset({"bitcast", "get-tuple-element", "tuple", "parameter", "opt-barrier",
+                      "add-dependency", "while", "call", "conditional"})
+
+
+def memory_facts(module: Module, top: int = 5) -> dict:
+    fused = module.fusion_computations()
+    per_space: dict[str, int] = defaultdict(int)
+    waste = 0
+    logical = 0
+    buffers = []
+    for comp in module.computations:
+        if comp.name in fused:
+            continue
+        for instr in comp.instructions:
+            if instr.opcode in _ALIASES or not instr.shape_text:
+                continue
+            shape = instr.shape
+            if instr.opcode.endswith("-start") and shape.is_tuple:
+                # the result tuple carries the operands back: only new buffers count
+                inputs = {comp[o].shape for o in instr.operands if o in comp}
+                shape = type(shape)("tuple", elements=tuple(e for e in shape.elements
+                                                          if e not in inputs))
+            for leaf in memory_leaves(shape):
+                per_space[memory_space_name(leaf.memory_space)] += leaf.padded_bytes
+                waste += leaf.waste_bytes
+                logical += leaf.logical_bytes
+                buffers.append((leaf.padded_bytes, comp.name, instr.name, leaf.shape, leaf.ratio))
+    buffers.sort(key=lambda b: (-b[0], b[1], b[2]))
+    return {
+        "bytes_per_memory_space": dict(sorted(per_space.items())),
+        "logical_bytes": logical,
+        "padding_waste_bytes": waste,
+        "largest_buffers": [
+            {"computation": c, "instruction": n, "shape": s, "padded_bytes": b, "ratio": round(r, 3)}
+            for b, c, n, s, r in buffers[:top]
+        ],
+    }

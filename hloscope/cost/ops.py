@@ -1,0 +1,342 @@
+"""FLOPs, transcendentals and bytes per instruction (XLA HloCostAnalysis conventions).
+
+Conventions: a multiply-add is 2 FLOPs; elementwise arithmetic is 1 FLOP per
+output element; transcendental functions count apart; data movement costs no
+FLOPs. Bytes are operand bytes read plus result bytes written, counted at the
+top level: a fusion reads its operands and writes its result, and the traffic
+between the instructions it fuses stays on chip. while/call/conditional cost
+what they call; a while multiplies by its trip count when the HLO states one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+
+from hloscope.cost.layout import logical_bytes, memory_leaves, padded_bytes
+from hloscope.ir import Computation, Instruction, Module, Shape
+
+ELEMENTWISE = frozenset({
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "compare", "select", "clamp",
+    "negate", "abs", "and", "or", "xor", "not", "sign", "floor", "ceil", "round-nearest-afz",
+    "round-nearest-even", "shift-left", "shift-right-logical", "shift-right-arithmetic",
+    "remainder", "is-finite", "popcnt", "clz", "real", "imag", "complex", "convert",
+    "reduce-precision", "stochastic-convert", "map",
+})
+TRANSCENDENTAL = frozenset({
+    "exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt", "rsqrt", "cbrt",
+    "tanh", "logistic", "sine", "cosine", "tan", "power", "erf", "atan2",
+})
+# No data moves and nothing is computed: names for values that already exist.
+FREE = frozenset({
+    "parameter", "get-tuple-element", "tuple", "bitcast", "after-all", "partition-id",
+    "replica-id", "opt-barrier", "add-dependency", "domain", "constant",
+})
+SLICING = frozenset({"slice", "dynamic-slice", "gather"})
+CONTROL = frozenset({"while", "call", "conditional", "async-start", "async-update", "async-done"})
+
+
+@dataclass
+class Cost:
+    flops: float = 0.0
+    transcendentals: float = 0.0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    padded_read: int = 0
+    padded_written: int = 0
+    hbm_bytes: int = 0  # padded bytes of operands/results in memory space 0 (device HBM)
+    unknown_trip_counts: list[str] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def padded_bytes(self) -> int:
+        return self.padded_read + self.padded_written
+
+    def add(self, other: Cost, times: float = 1.0) -> None:
+        self.flops += other.flops * times
+        self.transcendentals += other.transcendentals * times
+        self.bytes_read += int(other.bytes_read * times)
+        self.bytes_written += int(other.bytes_written * times)
+        self.padded_read += int(other.padded_read * times)
+        self.padded_written += int(other.padded_written * times)
+        self.hbm_bytes += int(other.hbm_bytes * times)
+        self.unknown_trip_counts.extend(other.unknown_trip_counts)
+
+
+def _elements(shape: Shape) -> int:
+    return sum(s.num_elements for s in shape.leaves() if s.is_array)
+
+
+def dot_flops(instr: Instruction, lhs: Shape) -> float:
+    contracting = instr.attr("lhs_contracting_dims", ())
+    k = prod(lhs.dims[d] for d in contracting) if contracting else 1
+    return 2.0 * _elements(instr.shape) * k
+
+
+def _valid_pairs(in_size: int, win: int, out: int, stride: int, lo: int, lhs_dil: int,
+                 rhs_dil: int) -> int:
+    """(output, window) position pairs that land on a real input element, not on
+    padding or a hole left by base (lhs) dilation."""
+    dilated = (in_size - 1) * lhs_dil + 1 if in_size else 0
+    count = 0
+    for o in range(out):
+        base = o * stride - lo
+        for w in range(win):
+            pos = base + w * rhs_dil
+            if 0 <= pos < dilated and pos % lhs_dil == 0:
+                count += 1
+    return count
+
+
+def convolution_flops(instr: Instruction, lhs: Shape, rhs: Shape) -> float:
+    """2 x batch x out-features x in-features x valid window positions (per XLA)."""
+    labels = instr.attr("dim_labels")
+    if not labels:
+        return 0.0
+    lhs_l, rest = labels.split("_")
+    rhs_l, out_l = rest.split("->")
+    out = instr.shape
+    batch = out.dims[out_l.index("b")]
+    out_feat = out.dims[out_l.index("f")]
+    in_feat = rhs.dims[rhs_l.index("i")]
+    window = instr.attr("window")
+    spatial = 1
+    for k in range(len(lhs_l) - 2):
+        d = str(k)
+        size_in, size_w, size_o = lhs.dims[lhs_l.index(d)], rhs.dims[rhs_l.index(d)], out.dims[out_l.index(d)]
+        def pick(values, default):
+            return values[k] if values and k < len(values) else default
+        stride = pick(window.stride if window else (), 1)
+        lo = pick(window.pad if window else (), (0, 0))[0]
+        spatial *= _valid_pairs(size_in, size_w, size_o, stride, lo,
+                                pick(window.lhs_dilate if window else (), 1),
+                                pick(window.rhs_dilate if window else (), 1))
+    return 2.0 * batch * out_feat * in_feat * spatial
+
+
+def kernel_cost_estimate(instr: Instruction) -> dict[str, str]:
+    """`custom_call_config.cost_estimate` of a Mosaic TPU custom call, if any."""
+    config = instr.attr("backend_config")
+    if isinstance(config, dict):
+        estimate = config.get("custom_call_config", {}).get("cost_estimate")
+        if isinstance(estimate, dict):
+            return estimate
+    return {}
+
+
+class CostModel:
+    """Costs instructions of one module; computations are costed once and cached."""
+
+    def __init__(self, module: Module, trip_counts: bool = True) -> None:
+        self.module = module
+        self.trip_counts = trip_counts
+        self._computation_flops: dict[str, Cost] = {}
+
+    # -- helpers
+    def _shape_of(self, comp: Computation, name: str, index: int, instr: Instruction) -> Shape:
+        if index < len(instr.operand_shapes) and instr.operand_shapes[index]:
+            from hloscope.ir.instruction import shape_parser
+
+            assert shape_parser is not None
+            return shape_parser(instr.operand_shapes[index])
+        return comp[name].shape
+
+    def operand_shapes(self, instr: Instruction) -> list[Shape]:
+        comp = self.module.by_name.get(instr.computation)
+        return [self._shape_of(comp, n, k, instr) for k, n in enumerate(instr.operands)
+                if comp is not None and (n in comp or k < len(instr.operand_shapes))]
+
+    def computation_compute(self, name: str) -> Cost:
+        """FLOPs and transcendentals of everything a computation executes once."""
+        if name not in self._computation_flops:
+            self._computation_flops[name] = Cost()  # cycle guard
+            total = Cost()
+            for instr in self.module[name].instructions:
+                c = self.compute(instr)
+                total.flops += c.flops
+                total.transcendentals += c.transcendentals
+                total.unknown_trip_counts.extend(c.unknown_trip_counts)
+            self._computation_flops[name] = total
+        return self._computation_flops[name]
+
+    def trip_count(self, instr: Instruction) -> int | None:
+        config = instr.attr("backend_config")
+        if isinstance(config, dict):
+            n = config.get("known_trip_count", {}).get("n")
+            if n is not None:
+                return int(n)
+        return None
+
+    # -- the model
+    def compute(self, instr: Instruction) -> Cost:
+        """FLOPs/transcendentals of one instruction (including what it calls)."""
+        op = instr.opcode
+        c = Cost()
+        out_elems = _elements(instr.shape)
+        if op in ELEMENTWISE:
+            c.flops = out_elems
+        elif op in TRANSCENDENTAL:
+            c.transcendentals = out_elems
+        elif op == "dot":
+            c.flops = dot_flops(instr, self.operand_shapes(instr)[0])
+        elif op == "convolution":
+            lhs, rhs = self.operand_shapes(instr)[:2]
+            c.flops = convolution_flops(instr, lhs, rhs)
+        elif op in ("reduce", "reduce-window", "all-reduce", "reduce-scatter", "all-reduce-start"):
+            shapes = self.operand_shapes(instr)
+            n_inputs = max(1, len(shapes) // 2) if op == "reduce" else 1
+            in_elems = sum(_elements(s) for s in shapes[:n_inputs])
+            applied = max(0, in_elems - out_elems) if op == "reduce" else in_elems
+            if op == "reduce-window":
+                window = instr.attr("window")
+                applied = out_elems * (prod(window.size) if window and window.size else 1)
+            reducer = self.computation_compute(instr.called_computations[0]) if instr.called_computations else Cost()
+            c.flops = applied * max(reducer.flops, 1.0) / n_inputs if op == "reduce" else applied * reducer.flops
+            c.transcendentals = applied * reducer.transcendentals
+        elif op == "fusion" or op in ("call", "async-start"):
+            for name in instr.called_computations:
+                c.add(self.computation_compute(name))
+        elif op == "while":
+            cond, body = instr.attr("condition"), instr.attr("body")
+            trips = self.trip_count(instr) if self.trip_counts else 1
+            if trips is None:
+                c.unknown_trip_counts.append(instr.name)
+                trips = 1
+            for name in (cond, body):
+                c.add(self.computation_compute(name), trips)
+        elif op == "custom-call":
+            estimate = kernel_cost_estimate(instr)
+            c.flops = float(estimate.get("flops", 0))
+            c.transcendentals = float(estimate.get("transcendentals", 0))
+        elif op == "conditional":
+            branches = [self.computation_compute(n) for n in instr.called_computations]
+            if branches:
+                c.add(max(branches, key=lambda b: b.flops))
+        return c
+
+    def memory(self, instr: Instruction) -> Cost:
+        """Bytes read and written by one top-level instruction.
+
+        Slicing ops read only what they produce; dynamic-update-slice reads and
+        writes only its update (the buffer is updated in place); a fusion reads,
+        of each operand, only what its fused slices take of it.
+        """
+        c = Cost()
+        op = instr.opcode
+        if op in FREE or op in CONTROL:
+            return c
+        shapes = self.operand_shapes(instr)
+        reads: list[Shape] = list(shapes)
+        written: list[Shape] = [instr.shape]
+        if op in SLICING and shapes:
+            reads = [instr.shape, *shapes[1:]]
+        elif op == "dynamic-update-slice" and len(shapes) > 1:
+            reads, written = shapes[1:], [shapes[1]]
+        elif op == "scatter" and len(shapes) >= 3:
+            reads, written = shapes[1:], [shapes[-1]]
+        elif op in ("copy-start", "collective-permute-start", "all-gather-start"):
+            # the result tuple aliases the operand(s); only the destination is written
+            written = [e for e in instr.shape.elements if e not in shapes] or [instr.shape]
+        elif op.endswith("-done") and instr.shape.is_array:
+            reads = [instr.shape]
+        elif op == "fusion":
+            reads, written = self._fusion_traffic(instr, shapes)
+        elif op == "custom-call" and "bytes_accessed" in kernel_cost_estimate(instr):
+            # the kernel's own estimate (Pallas cost_estimate), as XLA uses it
+            total = int(kernel_cost_estimate(instr)["bytes_accessed"])
+            out_b = logical_bytes(instr.shape)
+            c.bytes_written = c.padded_written = min(out_b, total)
+            c.bytes_read = c.padded_read = total - c.bytes_written
+            c.hbm_bytes = total
+            return c
+        c.bytes_read = sum(logical_bytes(s) for s in reads)
+        c.padded_read = sum(padded_bytes(s) for s in reads)
+        c.bytes_written = sum(logical_bytes(s) for s in written)
+        c.padded_written = sum(padded_bytes(s) for s in written)
+        c.hbm_bytes = sum(m.padded_bytes for s in (*reads, *written) for m in memory_leaves(s)
+                          if m.memory_space == 0)
+        return c
+
+    def _param_reads(self, comp: Computation, param: str, depth: int = 0) -> list[Shape] | None:
+        """What a fused computation reads of one parameter: the slices taken of it,
+        [] when it is only updated in place, None when it reads all of it."""
+        uses = [(u, k) for u in comp.instructions for k, o in enumerate(u.operands) if o == param]
+        if not uses or depth > 8:
+            return None
+        out: list[Shape] = []
+        for u, k in uses:
+            if u.opcode in SLICING and k == 0:
+                out.append(u.shape)
+            elif u.opcode == "dynamic-update-slice" and k == 0:
+                continue
+            elif u.opcode == "fusion" and u.called_computations:
+                inner = self.module.by_name.get(u.called_computations[0])
+                inner_param = next((p for p in inner.parameters if p.parameter_number == k),
+                                   None) if inner else None
+                sub = self._param_reads(inner, inner_param.name, depth + 1) if inner_param else None
+                if sub is None:
+                    return None
+                out.extend(sub)
+            else:
+                return None
+        return out
+
+    def _fusion_traffic(self, instr: Instruction, shapes: list[Shape]) -> tuple[list[Shape], list[Shape]]:
+        (name,) = instr.called_computations[:1] or [None]
+        if name is None or name not in self.module.by_name:
+            return shapes, [instr.shape]
+        fused = self.module[name]
+        reads: list[Shape] = []
+        params = {p.parameter_number: p for p in fused.parameters}
+        for index, shape in enumerate(shapes):
+            p = params.get(index)
+            part = self._param_reads(fused, p.name) if p is not None else None
+            reads.extend([shape] if part is None else part)
+        root = fused.root
+        written = [instr.shape]
+        if root is not None and root.opcode == "dynamic-update-slice" and len(root.operands) > 1:
+            written = [fused[root.operands[1]].shape]
+        return reads, written
+
+    def cost(self, instr: Instruction) -> Cost:
+        c = self.compute(instr)
+        c.add(self.memory(instr))
+        return c
+
+    def top_level(self) -> list[Instruction]:
+        """Instructions that run as their own kernels: not inside fusions or reducers."""
+        skip = set(self.module.fusion_computations())
+        for instr in self.module.instructions():
+            if instr.opcode not in ("while", "call", "conditional", "fusion", "async-start"):
+                skip.update(instr.called_computations)
+        return [i for c in self.module.computations if c.name not in skip for i in c.instructions]
+
+    def module_cost(self) -> Cost:
+        """Totals over the entry computation, descending into control flow."""
+        total = Cost()
+        entry = self.module.entry
+        if entry is None:
+            return total
+        self._visit(entry.name, total, 1.0)
+        return total
+
+    def _visit(self, comp_name: str, total: Cost, times: float) -> None:
+        for instr in self.module[comp_name].instructions:
+            if instr.opcode == "while":
+                trips = self.trip_count(instr) if self.trip_counts else 1
+                if trips is None:
+                    total.unknown_trip_counts.append(instr.name)
+                    trips = 1
+                for name in (instr.attr("condition"), instr.attr("body")):
+                    self._visit(name, total, times * trips)
+            elif instr.opcode in ("call", "async-start"):
+                for name in instr.called_computations:
+                    self._visit(name, total, times)
+            elif instr.opcode == "conditional":
+                for name in instr.called_computations[:1]:
+                    self._visit(name, total, times)
+            else:
+                total.add(self.cost(instr), times)

@@ -1,0 +1,138 @@
+"""Roofline per instruction: time if compute-bound vs. memory-bound, on one chip."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from hloscope.cost.chips import Chip
+from hloscope.cost.ops import FREE, Cost, CostModel
+from hloscope.ir import Instruction, Module
+
+_MATMUL = ("dot", "convolution")
+
+
+@dataclass
+class Row:
+    computation: str
+    instruction: str
+    opcode: str
+    flops: float
+    transcendentals: float
+    bytes: int
+    logical_bytes: int
+    hbm_bytes: int
+    intensity: float
+    t_compute: float
+    t_memory: float
+    bound: str
+    times: int = 1
+    estimated_cycles: int | None = None
+    estimated_seconds: float | None = None
+
+    @property
+    def t_bound(self) -> float:
+        return max(self.t_compute, self.t_memory)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Report:
+    module: str
+    chip: Chip
+    rows: list[Row] = field(default_factory=list)
+    totals: Cost = field(default_factory=Cost)
+    unknown_trip_counts: list[str] = field(default_factory=list)
+
+    def totals_json(self) -> dict:
+        t_compute = sum(r.t_compute * r.times for r in self.rows)
+        t_memory = sum(r.t_memory * r.times for r in self.rows)
+        return {
+            "flops": self.totals.flops,
+            "bytes": self.totals.padded_bytes,
+            "logical_bytes": self.totals.bytes,
+            "hbm_bytes": self.totals.hbm_bytes,
+            "transcendentals": self.totals.transcendentals,
+            "t_compute": t_compute,
+            "t_memory": t_memory,
+            "t_roofline": sum(r.t_bound * r.times for r in self.rows),
+            "unknown_trip_counts": self.unknown_trip_counts,
+        }
+
+
+def _matmul_dtype(model: CostModel, instr: Instruction) -> str:
+    """Element type feeding the MXU: the first dot/convolution operand's, if any."""
+    candidates = [instr]
+    for name in instr.called_computations:
+        candidates.extend(model.module[name].instructions if name in model.module.by_name else [])
+    for inner in candidates:
+        if inner.opcode in _MATMUL:
+            shapes = model.operand_shapes(inner)
+            if shapes:
+                return shapes[0].element_type
+    return instr.shape.element_type if instr.shape.is_array else "bf16"
+
+
+def _estimated_cycles(instr: Instruction) -> int | None:
+    """The TPU compiler's own estimate: backend_config[.window_config].estimated_cycles."""
+    config = instr.attr("backend_config")
+    if not isinstance(config, dict):
+        return None
+    for holder in (config, config.get("window_config")):
+        if isinstance(holder, dict) and "estimated_cycles" in holder:
+            try:
+                return int(holder["estimated_cycles"])
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def roofline(module: Module, chip: Chip, trip_counts: bool = True) -> Report:
+    model = CostModel(module, trip_counts=trip_counts)
+    report = Report(module.name, chip)
+    report.totals = model.module_cost()
+    report.unknown_trip_counts = sorted(set(report.totals.unknown_trip_counts))
+    for comp_name, times in _executed(model, module):
+        for instr in module[comp_name].instructions:
+            if instr.opcode in FREE or instr.opcode in ("while", "call", "conditional"):
+                continue
+            c = model.cost(instr)
+            peak = chip.peak_flops(_matmul_dtype(model, instr))
+            t_compute = c.flops / peak if peak else 0.0
+            # on-chip (VMEM) operands cost no HBM traffic
+            t_memory = c.hbm_bytes / chip.hbm_bandwidth
+            cycles = _estimated_cycles(instr)
+            report.rows.append(Row(
+                computation=comp_name, instruction=instr.name, opcode=instr.opcode,
+                flops=c.flops, transcendentals=c.transcendentals, bytes=c.padded_bytes,
+                logical_bytes=c.bytes, hbm_bytes=c.hbm_bytes,
+                intensity=c.flops / c.padded_bytes if c.padded_bytes else 0.0,
+                t_compute=t_compute, t_memory=t_memory,
+                bound="compute" if t_compute >= t_memory else "memory",
+                times=times, estimated_cycles=cycles,
+                estimated_seconds=cycles / chip.clock_hz if cycles and chip.clock_hz else None,
+            ))
+    return report
+
+
+def _executed(model: CostModel, module: Module) -> list[tuple[str, int]]:
+    """Computations whose instructions run as kernels, with how often they run."""
+    out: list[tuple[str, int]] = []
+    if module.entry is None:
+        return out
+    stack = [(module.entry.name, 1)]
+    seen: set[str] = set()
+    while stack:
+        name, times = stack.pop()
+        if name in seen or name not in module.by_name:
+            continue
+        seen.add(name)
+        out.append((name, times))
+        for instr in module[name].instructions:
+            if instr.opcode == "while":
+                trips = (model.trip_count(instr) if model.trip_counts else 1) or 1
+                stack.extend((c, times * trips) for c in (instr.attr("condition"), instr.attr("body")))
+            elif instr.opcode in ("call", "conditional", "async-start"):
+                stack.extend((c, times) for c in instr.called_computations)
+    return out

@@ -1,0 +1,186 @@
+"""Layout math, the per-op cost model against XLA's cost_analysis, chips, roofline."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import FIXTURES, manifest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from hloscope.cli import app
+from hloscope.cost.chips import chips, get_chip
+from hloscope.cost.layout import array_memory
+from hloscope.cost.memory import memory_facts
+from hloscope.cost.ops import CostModel
+from hloscope.cost.roofline import roofline
+from hloscope.ir.layout import Layout
+from hloscope.ir.shape import Shape
+from hloscope.parser import load, parse_shape
+
+runner = CliRunner()
+
+
+# ------------------------------------------------------------------ layout math
+@pytest.mark.parametrize(
+    ("text", "padded_dims", "logical", "padded"),
+    [
+        ("f32[3,5]{1,0:T(2,2)}", (4, 6), 60, 96),  # scaling book: 1.6x
+        ("bf16[3,5]{1,0:T(8,128)(2,1)}", (8, 128), 30, 2048),  # scaling book: 68.3x
+        ("f32[16384,8]{1,0:T(8,128)}", (16384, 128), 524288, 8388608),  # lanes padded to 128
+        ("bf16[]{:T(256)}", (256,), 2, 512),  # scalar tiles
+        ("f32[5,3]{0,1:T(8,128)}", (8, 128), 60, 4096),  # tiles follow minor_to_major
+        ("u4[1024,512]{1,0:T(8,128)(4,1)E(4)}", (1024, 512), 262144, 262144),
+        ("f32[1000]{0:T(1024)}", (1024,), 4000, 4096),
+        ("bf16[32,32,8192]{2,1,0:T(8,128)(2,1)S(1)}", (32, 32, 8192), 16777216, 16777216),
+    ],
+)
+def test_padding_examples_exact(text, padded_dims, logical, padded):
+    m = array_memory(parse_shape(text))
+    assert (m.padded_dims, m.logical_bytes, m.padded_bytes) == (padded_dims, logical, padded)
+
+
+def test_scaling_book_ratios():
+    assert array_memory(parse_shape("f32[3,5]{1,0:T(2,2)}")).ratio == pytest.approx(1.6)
+    assert round(array_memory(parse_shape("bf16[3,5]{1,0:T(8,128)(2,1)}")).ratio, 1) == 68.3
+
+
+dims_st = st.lists(st.integers(1, 700), min_size=1, max_size=4)
+tile_st = st.sampled_from([(), ((8, 128),), ((8, 128), (2, 1)), ((128,),), ((2, 2),), ((16, 128), (4, 1))])
+type_st = st.sampled_from(["f32", "bf16", "s8", "u4", "pred", "s32"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(dims=dims_st, tiles=tile_st, etype=type_st)
+def test_padded_never_below_logical(dims, tiles, etype):
+    shape = Shape(etype, tuple(dims), (False,) * len(dims),
+                  Layout(tuple(reversed(range(len(dims)))), tiles=tiles))
+    m = array_memory(shape)
+    assert m.padded_bytes >= m.logical_bytes
+    assert all(p >= d for p, d in zip(m.padded_dims[-len(dims):], dims))
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.integers(1, 40), cols=st.integers(1, 20), etype=type_st)
+def test_no_padding_when_dims_are_tile_multiples(rows, cols, etype):
+    shape = parse_shape(f"{etype}[{rows * 8},{cols * 128}]{{1,0:T(8,128)}}")
+    m = array_memory(shape)
+    assert m.padded_bytes == m.logical_bytes and m.padded_dims == m.logical_dims
+
+
+# ------------------------------------------------------------------ cost model vs XLA
+def _with_xla_numbers():
+    return [(name, entry) for name, entry in manifest().items() if "flops" in entry["cost_analysis"]]
+
+
+@pytest.mark.parametrize(("name", "entry"), _with_xla_numbers(), ids=lambda x: x if isinstance(x, str) else "")
+def test_module_cost_matches_xla_cost_analysis(name, entry):
+    (m,) = load(FIXTURES / entry["file"])
+    # XLA's cost_analysis counts a loop body once, whatever its trip count.
+    total = CostModel(m, trip_counts=False).module_cost()
+    xla = entry["cost_analysis"]
+    assert total.flops == pytest.approx(xla["flops"], rel=0.01)
+    assert total.transcendentals == pytest.approx(xla.get("transcendentals", 0.0), rel=0.01)
+    assert total.padded_bytes == pytest.approx(xla["bytes accessed"], rel=0.10)
+
+
+def test_xla_numbers_cover_every_platform():
+    names = {n for n, _ in _with_xla_numbers()}
+    assert {"mlp_cpu", "transformer_v5p", "scan_v4", "flash_attention_v5e", "llm_v5p_big"} <= names
+
+
+def test_trip_counts_multiply_loop_bodies():
+    (m,) = load(FIXTURES / "cpu" / "scan_cpu.hlo.txt")
+    once = CostModel(m, trip_counts=False).module_cost()
+    six = CostModel(m, trip_counts=True).module_cost()
+    (loop,) = [i for i in m.instructions() if i.opcode == "while"]
+    assert CostModel(m).trip_count(loop) == 6
+    body = CostModel(m).computation_compute(loop.attr("body")).flops
+    assert six.flops - once.flops == pytest.approx(5 * body)
+
+
+def test_unknown_trip_count_is_flagged():
+    (m,) = load(FIXTURES / "tpu" / "scan_v4.hlo.txt")  # TPU drops known_trip_count here
+    report = roofline(m, get_chip("v4"))
+    assert report.totals_json()["unknown_trip_counts"] == ["while.9"]
+
+
+def test_dot_and_convolution_flops():
+    (m,) = load(FIXTURES / "cpu" / "mlp_cpu.hlo.txt")
+    model = CostModel(m)
+    dots = [i for i in m.instructions() if i.opcode == "dot"]
+    assert sorted(model.compute(d).flops for d in dots) == [2 * 256 * 512 * 2048] * 2
+
+
+def test_pallas_kernel_uses_its_cost_estimate():
+    (m,) = load(FIXTURES / "tpu" / "flash_attention_v5e.hlo.txt")
+    (call,) = [i for i in m.instructions() if i.opcode == "custom-call"]
+    c = CostModel(m).cost(call)
+    assert c.flops == 2160066560 and c.transcendentals == 4194304 and c.bytes == 4194304
+
+
+# ------------------------------------------------------------------ chips and roofline
+def test_chip_table_has_sources_and_ridge():
+    table = chips()
+    assert {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7x", "h100", "h200", "cpu"} <= set(table)
+    for chip in table.values():
+        assert chip.sources and chip.peak_bf16_flops > 0 and chip.hbm_bandwidth > 0
+    assert get_chip("v5e").ridge == pytest.approx(197e12 / 819e9)
+    assert int(get_chip("v5e").ridge) == 240
+    assert get_chip("TPU v5 lite").key == "tpu-v5e"
+    with pytest.raises(KeyError):
+        get_chip("tpu-v99")
+
+
+def test_roofline_json_contract():
+    path = FIXTURES / "tpu" / "transformer_v5p.hlo.txt"
+    res = runner.invoke(app, ["roofline", str(path), "--chip", "v5p", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["chip"] == "tpu-v5p"
+    (mod,) = out["modules"]
+    assert {"flops", "bytes", "transcendentals", "t_compute", "t_memory"} <= set(mod["totals"])
+    rows = mod["instructions"]
+    assert rows and all({"computation", "instruction", "flops", "bytes", "bound"} <= set(r) for r in rows)
+    assert {r["bound"] for r in rows} == {"compute", "memory"}
+    big = max(rows, key=lambda r: r["flops"])
+    assert big["bound"] == "compute" and big["intensity"] > get_chip("v5p").ridge
+    assert mod["totals"]["flops"] == pytest.approx(manifest()["transformer_v5p"]["cost_analysis"]["flops"])
+
+
+def test_roofline_shows_xla_estimated_cycles():
+    (m,) = load(FIXTURES / "tpu" / "llm_v5p_big.hlo.txt")
+    rows = roofline(m, get_chip("v5p")).rows
+    with_est = [r for r in rows if r.estimated_cycles]
+    assert with_est and all(r.estimated_seconds == pytest.approx(r.estimated_cycles / 1.75e9) for r in with_est)
+
+
+def test_roofline_unknown_chip_is_a_usage_error():
+    res = runner.invoke(app, ["roofline", str(FIXTURES / "cpu" / "mlp_cpu.hlo.txt"), "--chip", "tpu-v99"])
+    assert res.exit_code == 2 and "unknown chip" in res.output
+
+
+def test_shape_command_json_contract():
+    res = runner.invoke(app, ["shape", "bf16[3,5]{1,0:T(8,128)(2,1)}", "--format", "json"])
+    out = json.loads(res.stdout)
+    assert out["logical_bytes"] == 30 and out["padded_bytes"] == 2048
+    assert out["padded_dims"] == [8, 128] and round(out["ratio"], 1) == 68.3
+    assert out["memory_space"] == 0
+    res = runner.invoke(app, ["shape", "bf16[32,32,8192]{2,1,0:T(8,128)(2,1)S(1)}", "--format", "json"])
+    assert json.loads(res.stdout)["memory_space"] == 1
+
+
+def test_shape_command_rejects_garbage():
+    res = runner.invoke(app, ["shape", "f32[3,"])
+    assert res.exit_code == 2 and "not a valid HLO shape" in res.output
+
+
+def test_stats_memory_facts():
+    (m,) = load(FIXTURES / "tpu" / "mlp_v5e.hlo.txt")
+    facts = memory_facts(m)
+    assert set(facts["bytes_per_memory_space"]) >= {"device (HBM)", "VMEM (on-chip)"}
+    assert facts["largest_buffers"][0]["padded_bytes"] == 1024 * 512 * 2
+    res = runner.invoke(app, ["stats", str(FIXTURES / "tpu" / "mlp_v5e.hlo.txt"), "--format", "json"])
+    assert json.loads(res.stdout)["modules"][0]["memory"] == facts
