@@ -292,30 +292,99 @@ def shape(
     typer.echo(f"memory space {result['memory_space']} ({result['memory_space_name']})")
 
 
+class LintFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
 @app.command()
-def lint(files: Annotated[list[Path], typer.Argument(help="HLO text files.")],
-         format: FormatOpt = Format.text, strict: StrictOpt = False) -> None:
+def lint(
+    files: Annotated[list[Path], typer.Argument(help="HLO text files.")],
+    format: Annotated[LintFormat, typer.Option("--format", "-f", help="Output format.")] = LintFormat.text,
+    select: Annotated[list[str] | None, typer.Option("--select", help="Rules to run: codes, prefixes (H0), names, ALL. Comma-separated or repeated.")] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip, same forms as --select.")] = None,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 when a finding is at or above: error, warning, info. [default: warning]")] = None,
+    chip: Annotated[str | None, typer.Option("--chip", "-c", help="Target chip (v5e, v6e, ...): MXU size and time estimates.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="hloscope.toml or pyproject.toml to use (default: nearest one).")] = None,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="Ignore findings recorded in this baseline file.")] = None,
+    write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Record the current findings as the baseline and exit 0.")] = None,
+    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
+    strict: StrictOpt = False,
+) -> None:
     """Check HLO files against hloscope's rules and report findings.
 
-    Example: hloscope lint fixtures/tpu/transformer_v5p.hlo.txt
-    """
-    from hloscope.lint import run_rules
+    Examples:
 
-    findings = []
-    checked = 0
-    for path in files:
-        modules = _load(path, strict)
-        findings.extend(_guard(run_rules, modules))
-        checked += sum(len(m.instructions()) for m in modules)
+      hloscope lint fixtures/tpu/transformer_v5p.hlo.txt
+
+      hloscope lint --select H001,H002 --fail-on error dump/*.txt
+
+      hloscope lint --format sarif -o results.sarif module.hlo.txt
+    """
+    from hloscope.lint import LintError, exit_code, lint_files, merge
+    from hloscope.report import FORMATS
+    from hloscope.rules.base import Severity
+    from hloscope.rules.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(config)
+        opts = merge(cfg, _split(select), _split(ignore), chip)
+        threshold = Severity.parse(fail_on or cfg.fail_on)
+    except (ConfigError, ValueError) as e:
+        fail(f"error: {e}")
+    opts.strict = strict
+    opts.baseline = baseline
+
+    def run():
+        try:
+            return lint_files(files, opts)
+        except LintError as e:
+            fail(f"error: {e}")
+
+    report = _guard(run)
+    if write_baseline is not None:
+        from hloscope.rules.baseline import write_baseline as write
+
+        write(write_baseline, report.findings)
+        typer.echo(f"wrote {len(report.findings)} finding(s) to {write_baseline}", err=True)
+        raise typer.Exit(0)
+    sys.stdout.write(FORMATS[format.value](report))
+    raise typer.Exit(0 if exit_zero else exit_code(report, threshold))
+
+
+@app.command("rules")
+def list_rules(format: FormatOpt = Format.text) -> None:
+    """List the available rules (code, name, default severity, summary)."""
+    from hloscope.rules.registry import load_rules
+
+    rules = load_rules()
     if format == Format.json:
-        _emit_json({"version": 1, "findings": [f.to_json() for f in findings],
-                    "summary": {"files": len(files), "instructions": checked,
-                                "findings": len(findings)}})
-    else:
-        for f in findings:
-            typer.echo(f.render())
-        typer.echo(f"{len(findings)} finding(s) in {len(files)} file(s), {checked} instructions checked")
-    raise typer.Exit(1 if findings else 0)
+        _emit_json({"version": 1, "rules": [
+            {"code": r.code, "name": r.name, "severity": str(r.severity), "summary": r.summary}
+            for r in rules.values()]})
+        return
+    for r in rules.values():
+        typer.echo(f"{r.code}  {r.name:24} {str(r.severity):8} {r.summary}")
+
+
+@app.command("rule")
+def show_rule(code: Annotated[str, typer.Argument(help="A rule code (H001) or name (defensive-copy).")]) -> None:
+    """Print a rule's documentation: what it finds, why it costs, how to fix it."""
+    from hloscope.rules.registry import load_rules
+
+    for r in load_rules().values():
+        if code.upper() == r.code or code.lower() == r.name:
+            typer.echo(r.doc().rstrip("\n"))
+            return
+    fail(f"error: no rule {code!r}; see `hloscope rules`")
 
 
 if __name__ == "__main__":  # pragma: no cover

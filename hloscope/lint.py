@@ -1,38 +1,105 @@
-"""The lint entry point that rule families plug into (the rule engine comes next)."""
+"""The lint API: parse files, configure and run the rules, apply baseline, report.
+
+    from hloscope.lint import LintOptions, lint_files
+    report = lint_files(["kernel.hlo.txt"], LintOptions(select=["H0"]))
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 
-from hloscope.ir import Module
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str
-    name: str
-    severity: str
-    message: str
-    file: str
-    line: int
-    column: int
-    computation: str
-    instruction: str
-    evidence: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-    def render(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}: {self.code} [{self.name}] {self.message}"
+from hloscope.parser import ParseError, load
+from hloscope.report.common import LintReport
+from hloscope.rules.base import Rule, Severity
+from hloscope.rules.config import Config
+from hloscope.rules.engine import run
+from hloscope.rules.registry import load_rules
+from hloscope.rules.select import select_rules
 
 
-# Each entry: a callable taking the parsed modules and yielding findings.
-CHECKS: list[Callable[[list[Module]], Iterable[Finding]]] = []
+@dataclass
+class LintOptions:
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    chip: str | None = None
+    rule_options: dict[str, dict] = field(default_factory=dict)  # by rule name or code
+    baseline: Path | None = None
+    strict: bool = False
 
 
-def run_rules(modules: list[Module]) -> list[Finding]:
-    findings = [f for check in CHECKS for f in check(modules)]
-    return sorted(findings, key=lambda f: (f.file, f.line, f.column, f.code))
+class LintError(ValueError):
+    """A usage or configuration problem (exit code 2)."""
+
+
+def merge(config: Config, select=None, ignore=None, chip=None) -> LintOptions:
+    """Command-line choices override the config file's."""
+    return LintOptions(
+        select=select or config.select,
+        ignore=[*(config.ignore or []), *(ignore or [])],
+        chip=chip or config.chip,
+        rule_options=config.rules,
+    )
+
+
+def build_rules(opts: LintOptions) -> list[Rule]:
+    rules = load_rules()
+    try:
+        chosen = select_rules(rules, opts.select, opts.ignore)
+    except ValueError as e:
+        raise LintError(str(e)) from None
+    by_key = {**{r.name: r for r in rules.values()}, **rules}
+    for key in opts.rule_options:
+        if key not in by_key:
+            raise LintError(f"configuration names unknown rule {key!r}")
+    out = []
+    for cls in chosen:
+        values = {**opts.rule_options.get(cls.code, {}), **opts.rule_options.get(cls.name, {})}
+        try:
+            out.append(cls(cls.make_options(values)))
+        except (TypeError, ValueError) as e:
+            raise LintError(str(e)) from None
+    return out
+
+
+def lint_files(paths: list[str | Path], opts: LintOptions) -> LintReport:
+    """Parse every file first (a ParseError aborts before any finding is reported),
+    then run the rules."""
+    chip = None
+    if opts.chip:
+        from hloscope.cost.chips import get_chip
+
+        try:
+            chip = get_chip(opts.chip)
+        except KeyError as e:
+            raise LintError(e.args[0]) from None
+    rules = build_rules(opts)
+    modules = []
+    sources: dict[str, list[str]] = {}
+    for path in paths:
+        parsed = load(path, strict=opts.strict)
+        modules.extend(parsed)
+        sources[str(path)] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    result = run(modules, rules, chip=chip, sources=sources)
+    findings = result.findings
+    baselined = 0
+    if opts.baseline is not None:
+        from hloscope.rules.baseline import apply_baseline, read_baseline
+
+        try:
+            known = read_baseline(opts.baseline)
+        except ValueError as e:
+            raise LintError(str(e)) from None
+        findings, baselined = apply_baseline(findings, known)
+    return LintReport(
+        findings=findings, rules=[type(r) for r in rules], files=[str(p) for p in paths],
+        instructions=result.instructions, suppressed=result.suppressed, baselined=baselined,
+        notes=result.notes, sources=sources,
+    )
+
+
+def exit_code(report: LintReport, fail_on: Severity) -> int:
+    return 1 if any(f.severity >= fail_on for f in report.findings) else 0
+
+
+__all__ = ["LintError", "LintOptions", "ParseError", "build_rules", "exit_code", "lint_files", "merge"]

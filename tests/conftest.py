@@ -17,8 +17,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from oracle import xla_views  # noqa: E402
 
 
+def pytest_addoption(parser):
+    parser.addoption("--regen-expected", action="store_true",
+                     help="rewrite fixtures/rules/*/*.expected from the current findings")
+
+
 def fixture_files() -> list[Path]:
-    return sorted(FIXTURES.glob("*/*.hlo.txt"))
+    return sorted(FIXTURES.glob("**/*.hlo.txt"))
 
 
 def corpus_files() -> list[Path]:

@@ -1,0 +1,25 @@
+"""GitHub Actions workflow commands: one ::warning/::error/::notice line per finding."""
+
+from __future__ import annotations
+
+from hloscope.report.common import LintReport
+from hloscope.rules.base import Severity
+
+_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def _data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(s: str) -> str:
+    return _data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(report: LintReport) -> str:
+    lines = [
+        f"::{_COMMAND[f.severity]} file={_prop(f.file)},line={f.line},col={f.column},"
+        f"title={_prop(f'{f.code} {f.name}')}::{_data(f.message)}"
+        for f in report.findings
+    ]
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,193 @@
+"""Rules and findings: the plain data the engine passes around."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields, is_dataclass
+from enum import IntEnum
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from hloscope.ir import Computation, Instruction, Module
+
+if TYPE_CHECKING:
+    from hloscope.cost.chips import Chip
+    from hloscope.cost.ops import CostModel
+
+
+class Severity(IntEnum):
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r}; use error, warning or info") from None
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem at one instruction. Identity across re-dumps: (code, module,
+    computation, instruction), never the line number."""
+
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    file: str
+    line: int
+    column: int
+    module: str
+    computation: str
+    instruction: str
+    evidence: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    cost: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
+    help: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.code, self.module, self.computation, self.instruction)
+
+    @property
+    def sort_cost(self) -> float:
+        """Measured seconds first, then estimated seconds, then bytes wasted."""
+        c = self.cost
+        return c.get("measured_seconds") or c.get("est_seconds") or c.get("bytes_wasted", 0) * 1e-12
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code, "name": self.name, "severity": str(self.severity),
+            "message": self.message, "file": self.file, "line": self.line,
+            "column": self.column, "module": self.module, "computation": self.computation,
+            "instruction": self.instruction, "evidence": self.evidence, "cost": self.cost,
+            "help": self.help,
+        }
+
+
+class RuleContext:
+    """What a rule may look at: the module, its source, the cost model, the chip."""
+
+    def __init__(self, module: Module, chip: Chip | None = None, lines: list[str] | None = None) -> None:
+        self.module = module
+        self.chip = chip
+        self.lines = lines or []
+
+    @cached_property
+    def model(self) -> CostModel:
+        from hloscope.cost.ops import CostModel
+
+        return CostModel(self.module)
+
+    @cached_property
+    def fused(self) -> set[str]:
+        return self.module.fusion_computations()
+
+    @cached_property
+    def is_tpu(self) -> bool:
+        """TPU output: the chip says so, or the layouts carry TPU tiles."""
+        if self.chip is not None:
+            return self.chip.key.startswith("tpu")
+        for instr in self.module.instructions():
+            layout = instr.shape.layout if instr.shape.is_array else None
+            if layout is not None and layout.tiles:
+                return True
+        return False
+
+    @cached_property
+    def _users(self) -> dict[tuple[str, str], list[Instruction]]:
+        out: dict[tuple[str, str], list[Instruction]] = {}
+        for comp in self.module.computations:
+            for instr in comp.instructions:
+                for operand in instr.operands:
+                    out.setdefault((comp.name, operand), []).append(instr)
+        return out
+
+    def users(self, instr: Instruction) -> list[Instruction]:
+        return self._users.get((instr.computation, instr.name), [])
+
+    def computation(self, instr: Instruction) -> Computation:
+        return self.module[instr.computation]
+
+    def operand(self, instr: Instruction, index: int) -> Instruction | None:
+        comp = self.computation(instr)
+        name = instr.operands[index] if index < len(instr.operands) else None
+        return comp.by_name.get(name) if name else None
+
+
+class Rule:
+    """A rule: metadata, options, and a check. Subclass InstructionRule or ModuleRule."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.WARNING
+    summary: ClassVar[str] = ""
+    requires: ClassVar[frozenset[str]] = frozenset()
+    include_fused: ClassVar[bool] = False
+
+    @dataclass(frozen=True)
+    class Options:
+        pass
+
+    def __init__(self, options: Any = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    @classmethod
+    def make_options(cls, values: dict[str, Any]) -> Any:
+        """Options from a config table; unknown keys are an error, not ignored."""
+        known = {f.name for f in fields(cls.Options)} if is_dataclass(cls.Options) else set()
+        unknown = set(values) - known
+        if unknown:
+            raise ValueError(f"{cls.code} ({cls.name}) has no option(s) {', '.join(sorted(unknown))}; "
+                             f"known: {', '.join(sorted(known)) or 'none'}")
+        return cls.Options(**values)
+
+    @classmethod
+    def doc(cls) -> str:
+        return rule_doc(cls.code, cls.name)
+
+    def finding(self, ctx: RuleContext, instr: Instruction, message: str, *,
+                evidence: dict[str, Any] | None = None, cost: dict[str, float] | None = None,
+                help: str = "") -> Finding:
+        return Finding(
+            code=self.code, name=self.name, severity=self.severity, message=message,
+            file=ctx.module.path, line=instr.line, column=instr.column, module=ctx.module.name,
+            computation=instr.computation, instruction=instr.name, evidence=evidence or {},
+            cost=cost or {}, help=help,
+        )
+
+
+class InstructionRule(Rule):
+    """Checked on every instruction whose opcode is in `targets`."""
+
+    targets: ClassVar[frozenset[str]] = frozenset()
+
+    def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:
+        raise NotImplementedError
+
+
+class ModuleRule(Rule):
+    """Checked once per module."""
+
+    def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        raise NotImplementedError
+
+
+def docs_dir() -> Path:
+    """rules/ docs: shipped in the wheel, else the repository's rules/ folder."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "_rules", here.parent / "rules"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "rules"
+
+
+def rule_doc(code: str, name: str) -> str:
+    path = docs_dir() / f"{code}-{name}.md"
+    return path.read_text(encoding="utf-8") if path.is_file() else f"# {code} {name}\n\n(no documentation)\n"

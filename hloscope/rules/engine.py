@@ -1,0 +1,94 @@
+"""Run the selected rules over parsed modules and collect findings.
+
+A rule that crashes yields one internal-error finding (code X000) for that
+rule and module; the other rules still run.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from hloscope.ir import Module
+from hloscope.rules.base import Finding, InstructionRule, ModuleRule, Rule, RuleContext, Severity
+
+_SUPPRESS = re.compile(r"//\s*hloscope:\s*ignore\[([A-Za-z0-9_,\s-]+)\]")
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    suppressed: int = 0
+    instructions: int = 0
+
+
+def _suppressed(finding: Finding, lines: list[str]) -> bool:
+    if not 0 < finding.line <= len(lines):
+        return False
+    m = _SUPPRESS.search(lines[finding.line - 1])
+    if not m:
+        return False
+    codes = {c.strip() for c in m.group(1).split(",")}
+    return finding.code in codes or finding.name in codes or "ALL" in codes
+
+
+def internal_error(rule: type[Rule], module: Module, err: BaseException) -> Finding:
+    where = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
+    place = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
+    return Finding(
+        code="X000", name="internal-error", severity=Severity.ERROR,
+        message=f"rule {rule.code} ({rule.name}) crashed: {type(err).__name__}: {err}{place}",
+        file=module.path, line=module.line, column=1, module=module.name,
+        computation="", instruction="", evidence={"rule": rule.code},
+    )
+
+
+def run(modules: Iterable[Module], rules: list[Rule], chip=None,
+        sources: dict[str, list[str]] | None = None, available: frozenset[str] = frozenset()) -> LintResult:
+    result = LintResult()
+    sources = sources or {}
+    active: list[Rule] = []
+    for rule in rules:
+        missing = rule.requires - available
+        if missing:
+            result.notes.append(f"{rule.code} ({rule.name}) skipped: needs {', '.join(sorted(missing))}")
+        else:
+            active.append(rule)
+    by_opcode: dict[str, list[InstructionRule]] = {}
+    for rule in active:
+        if isinstance(rule, InstructionRule):
+            for op in rule.targets:
+                by_opcode.setdefault(op, []).append(rule)
+    for module in modules:
+        lines = sources.get(module.path, [])
+        ctx = RuleContext(module, chip=chip, lines=lines)
+        crashed: set[str] = set()
+        found: list[Finding] = []
+        for comp in module.computations:
+            in_fusion = comp.name in ctx.fused
+            for instr in comp.instructions:
+                result.instructions += 1
+                for rule in by_opcode.get(instr.opcode, ()):
+                    if rule.code in crashed or (in_fusion and not rule.include_fused):
+                        continue
+                    try:
+                        found.extend(rule.check(instr, ctx))
+                    except Exception as e:  # noqa: BLE001 - one rule must not stop the run
+                        crashed.add(rule.code)
+                        found.append(internal_error(type(rule), module, e))
+        for rule in active:
+            if isinstance(rule, ModuleRule):
+                try:
+                    found.extend(rule.check_module(ctx))
+                except Exception as e:  # noqa: BLE001
+                    found.append(internal_error(type(rule), module, e))
+        for f in found:
+            if _suppressed(f, lines):
+                result.suppressed += 1
+            else:
+                result.findings.append(f)
+    result.findings.sort(key=lambda f: (-f.sort_cost, f.file, f.line, f.column, f.code))
+    return result

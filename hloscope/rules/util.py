@@ -1,0 +1,49 @@
+"""Small helpers shared by rule families."""
+
+from __future__ import annotations
+
+from hloscope.cost.layout import physical_dims
+from hloscope.ir import Shape
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def human_seconds(t: float) -> str:
+    if t >= 1:
+        return f"{t:.2f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.2f} ms"
+    return f"{t * 1e6:.2f} us"
+
+
+def layout_key(shape: Shape) -> tuple:
+    """What decides the physical arrangement of an array: order of non-trivial
+    dims, tiles, element size (size-1 dims can move freely)."""
+    layout = shape.layout
+    order = physical_dims_order(shape)
+    if layout is None:
+        return (order, (), 0)
+    return (order, layout.tiles, layout.element_size_bits)
+
+
+def physical_dims_order(shape: Shape) -> tuple[int, ...]:
+    """Logical dim indices in major-to-minor order, size-1 dims dropped."""
+    if shape.layout is None or not shape.layout.minor_to_major:
+        order = tuple(range(shape.rank))
+    else:
+        order = tuple(reversed(shape.layout.minor_to_major))
+    return tuple(d for d in order if shape.dims[d] != 1)
+
+
+def memory_space(shape: Shape) -> int:
+    return shape.layout.memory_space if shape.layout is not None else 0
+
+
+__all__ = ["human_bytes", "human_seconds", "layout_key", "memory_space", "physical_dims",
+           "physical_dims_order"]
