@@ -292,6 +292,61 @@ def shape(
     typer.echo(f"memory space {result['memory_space']} ({result['memory_space_name']})")
 
 
+@app.command()
+def sharding(
+    file: FileArg,
+    format: FormatOpt = Format.text,
+    chip: Annotated[str, typer.Option("--chip", "-c", help="Chip for ICI time estimates.")] = "v5e",
+    groups: Annotated[bool, typer.Option("--groups", help="Print every device group (text format).")] = False,
+) -> None:
+    """Per-collective table: groups, mesh axis, bytes, global shape, async overlap, ICI time.
+
+    Example: hloscope sharding fixtures/tpu/scaling_book_v5p.hlo.txt --chip v5p
+    """
+    from hloscope.cost.chips import get_chip
+
+    try:
+        spec = get_chip(chip)
+    except KeyError as e:
+        fail(f"error: {e.args[0]}")
+    modules = _load(file)
+
+    def run() -> None:
+        from hloscope.sharding import analyze
+        from hloscope.sharding.collectives import bytes_per_axis
+
+        results = [(m, *analyze(m, spec)) for m in modules]
+        if format == Format.json:
+            _emit_json({"version": 1, "chip": spec.key, "modules": [
+                {"name": m.name, "devices": mesh.devices, "mesh": mesh.to_json(),
+                 "bytes_per_axis": bytes_per_axis(cs), "collectives": [c.to_json() for c in cs]}
+                for m, mesh, cs in results]})
+            return
+        for m, mesh, cs in results:
+            axes = ", ".join(f"{a.name}={a.size} (stride {a.stride})" for a in mesh.axes) or "none"
+            typer.echo(f"HloModule {m.name}: {mesh.devices} devices; mesh ({mesh.source}): {axes}")
+            per_axis = bytes_per_axis(cs)
+            if per_axis:
+                typer.echo("  bytes moved per device by axis: " + ", ".join(
+                    f"{k} {_human_bytes(v)}" for k, v in per_axis.items()))
+            if not cs:
+                typer.echo("  no collectives")
+            for c in cs:
+                mode = (f"async, {c.overlap_instructions} ops overlap" if c.is_async else "sync")
+                est = _human_seconds(c.est_seconds) if c.est_seconds else "-"
+                typer.echo(f"  {c.instruction}: {c.opcode} over {c.axis}, {c.num_groups} group(s) of "
+                           f"{c.group_size}, {_human_bytes(c.bytes)}/device -> "
+                           f"{_human_bytes(c.moved_bytes)} moved, ~{est}, {mode}")
+                typer.echo(f"      global shape {c.global_shape}; first group {c.groups[0] if c.groups else []}")
+                for src in c.sources:
+                    if src["local_shape"] != src["global_shape"]:
+                        typer.echo(f"      from %{src['parameter']}: {src['local_shape']} of {src['global_shape']}")
+                if groups:
+                    typer.echo(f"      groups {c.groups}")
+
+    _guard(run)
+
+
 class LintFormat(str, Enum):
     text = "text"
     json = "json"

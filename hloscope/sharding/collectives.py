@@ -1,0 +1,214 @@
+"""Every collective of a module: its groups, mesh axis, bytes, global shape, timing.
+
+Ring costs per device (n = group size, B = bytes): all-gather (n-1)/n of its
+result, reduce-scatter (n-1)/n of its operand, all-reduce 2(n-1)/n, all-to-all
+(n-1)/n, collective-permute B. Time = moved bytes / (2 x the chip's one-way
+per-link ICI bandwidth): a bidirectional ring over one mesh axis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from hloscope.cost.chips import Chip
+from hloscope.cost.ops import FREE, CostModel
+from hloscope.ir import Computation, Instruction, Module, Shape
+from hloscope.ir.values import ReplicaGroups
+from hloscope.sharding.mesh import Mesh, device_count, factor_group, infer_mesh, named_axes, sdy_mesh
+
+BASE_OPS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+            "collective-broadcast", "ragged-all-to-all")
+
+
+def base_opcode(instr: Instruction, module: Module) -> str | None:
+    op = instr.opcode
+    if op.endswith("-done") or op == "async-update":
+        return None
+    if op.endswith("-start") and op[: -len("-start")] in BASE_OPS:
+        return op[: -len("-start")]
+    if op == "async-start":
+        for name in instr.called_computations:
+            root = module.by_name[name].root if name in module.by_name else None
+            if root is not None and root.opcode in BASE_OPS:
+                return root.opcode
+        return None
+    return op if op in BASE_OPS else None
+
+
+@dataclass
+class Collective:
+    module: str
+    computation: str
+    instruction: str
+    opcode: str
+    is_async: bool
+    done: str | None
+    group_size: int
+    num_groups: int
+    groups: list[list[int]]
+    axis: str
+    strides: list[list[int]]  # (stride, size) factors of the first group
+    bytes: int  # per-device operand bytes
+    result_bytes: int
+    moved_bytes: float
+    global_shape: str
+    sources: list[dict] = field(default_factory=list)  # entry parameters feeding it
+    est_seconds: float | None = None
+    overlap_instructions: int = 0
+    overlap_flops: float = 0.0
+    line: int = 0
+    column: int = 0
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["async"] = out.pop("is_async")
+        return out
+
+
+def _groups(instr: Instruction, devices_hint: int) -> tuple[list[tuple[int, ...]], ReplicaGroups | None]:
+    if "source_target_pairs" in instr.attrs:
+        pairs = instr.attr("source_target_pairs") or ()
+        return [tuple(p) for p in pairs], None
+    rg = instr.attr("replica_groups")
+    if rg is None or not rg.groups:
+        return [tuple(range(devices_hint))], rg
+    return [tuple(g) for g in rg.groups], rg
+
+
+def _moved(op: str, n: int, operand: int, result: int) -> float:
+    if n <= 1:
+        return 0.0
+    frac = (n - 1) / n
+    return {"all-gather": result * frac, "reduce-scatter": operand * frac,
+            "all-reduce": 2 * operand * frac, "all-to-all": operand * frac,
+            "ragged-all-to-all": operand * frac}.get(op, float(operand))
+
+
+def _trace_params(comp: Computation, instr: Instruction, limit: int = 64) -> list[Instruction]:
+    """Entry parameters this instruction's operands are computed from."""
+    out: list[Instruction] = []
+    seen: set[str] = set()
+    stack = list(instr.operands)
+    while stack and len(seen) < limit:
+        name = stack.pop()
+        if name in seen or name not in comp:
+            continue
+        seen.add(name)
+        node = comp[name]
+        if node.opcode == "parameter":
+            out.append(node)
+        else:
+            stack.extend(node.operands)
+    return sorted(out, key=lambda p: p.parameter_number or 0)
+
+
+def global_shape(param: Instruction) -> Shape:
+    """A parameter's unsharded shape: local dims times its sharding's tile counts."""
+    shape = param.shape
+    sharding = param.attr("sharding")
+    if sharding is None or sharding.kind != "tiled" or not shape.is_array:
+        return shape
+    tiles = sharding.tile_shape[: shape.rank]
+    return Shape(shape.element_type, tuple(d * t for d, t in zip(shape.dims, tiles)), shape.dynamic)
+
+
+def _between(comp: Computation, start: Instruction, done: Instruction, model: CostModel) -> tuple[int, float]:
+    names = [i.name for i in comp.instructions]
+    a, b = names.index(start.name), names.index(done.name)
+    count, flops = 0, 0.0
+    for instr in comp.instructions[a + 1 : b]:
+        if instr.opcode in FREE or start.name in instr.operands:
+            continue
+        count += 1
+        flops += model.compute(instr).flops
+    return count, flops
+
+
+def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collective]]:
+    model = CostModel(module)
+    found: list[tuple[Computation, Instruction, str]] = []
+    all_groups: list[tuple[int, ...]] = []
+    for comp in module.computations:
+        for instr in comp.instructions:
+            op = base_opcode(instr, module)
+            if op is not None:
+                found.append((comp, instr, op))
+                groups, _ = _groups(instr, 1)
+                all_groups.extend(groups)
+    devices = device_count(module, all_groups)
+
+    mesh = Mesh(devices)
+    axes = sdy_mesh(module)
+    if axes:
+        mesh.axes, mesh.source = axes, "sdy"
+    collectives: list[Collective] = []
+    factors_seen: list[tuple[int, int]] = []
+    for comp, instr, op in found:
+        groups, rg = _groups(instr, devices)
+        if rg is not None and rg.form == "mesh" and mesh.source != "sdy":
+            mesh.axes, mesh.source = named_axes(list(rg.mesh_axes)), "replica_groups"
+        if op == "collective-permute":
+            factors = None
+            axis = "permute"
+        else:
+            factors = factor_group(groups[0]) if groups else []
+            factors_seen.extend(factors or [])
+            axis = ""
+        operands = model.operand_shapes(instr)
+        operand_bytes = sum(s.logical_bytes for s in operands)
+        result = instr.shape
+        if instr.opcode.endswith("-start") and result.is_tuple and result.elements:
+            result = result.elements[-1] if op == "all-gather" else result.elements[0]
+            if op == "collective-permute" and len(instr.shape.elements) > 1:
+                result = instr.shape.elements[1]
+        result_bytes = result.logical_bytes
+        n = len(groups[0]) if groups and op != "collective-permute" else 2
+        moved = _moved(op, n, operand_bytes, result_bytes)
+        params = _trace_params(comp, instr)
+        sources = [{"parameter": p.name, "local_shape": str(p.shape), "global_shape": str(global_shape(p))}
+                   for p in params if p.shape.is_array]
+        if op == "all-gather":
+            gshape = str(result)
+        elif len(params) == 1 and instr.operands and params[0].name == instr.operands[0]:
+            gshape = str(global_shape(params[0]))
+        else:
+            gshape = str(operands[0]) if operands else str(result)
+        done = None
+        overlap = (0, 0.0)
+        is_async = instr.opcode.endswith("-start")
+        if is_async:
+            done_instr = next((u for u in comp.instructions
+                               if instr.name in u.operands and (u.opcode.endswith("-done"))), None)
+            if done_instr is not None:
+                done = done_instr.name
+                overlap = _between(comp, instr, done_instr, model)
+        collectives.append(Collective(
+            module=module.name, computation=comp.name, instruction=instr.name, opcode=op,
+            is_async=is_async, done=done,
+            group_size=n if op != "collective-permute" else len(groups),
+            num_groups=len(groups) if op != "collective-permute" else 1,
+            groups=[list(g) for g in groups], axis=axis,
+            strides=[list(f) for f in (factors or [])], bytes=operand_bytes,
+            result_bytes=result_bytes, moved_bytes=moved, global_shape=gshape, sources=sources,
+            est_seconds=(moved / (2 * chip.ici_bandwidth)) if chip and chip.ici_bandwidth else None,
+            overlap_instructions=overlap[0], overlap_flops=overlap[1],
+            line=instr.line, column=instr.column,
+        ))
+    if not mesh.axes:
+        mesh.axes = infer_mesh(devices, factors_seen)
+    for c in collectives:
+        if c.opcode == "collective-permute":
+            continue
+        names = []
+        for stride, size in c.strides:
+            ax = mesh.axis_for(stride, size)
+            names.append(ax.name if ax else f"stride{stride}x{size}")
+        c.axis = "+".join(names) if names else "none"
+    return mesh, collectives
+
+
+def bytes_per_axis(collectives: list[Collective]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for c in collectives:
+        out[c.axis] = out.get(c.axis, 0.0) + c.moved_bytes
+    return dict(sorted(out.items()))

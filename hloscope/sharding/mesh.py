@@ -1,0 +1,112 @@
+"""Device meshes: named (Shardy or mesh-form replica groups) or inferred from strides.
+
+Logical device ids are positions in the mesh's row-major order, so an axis of
+size s has stride = product of the sizes of the axes after it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from math import prod
+
+from hloscope.ir import Module
+
+_SDY_MESH = re.compile(r"(\w+)\s*=\s*#sdy\.mesh<\[([^\]]*)\]")
+_SDY_AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
+
+
+@dataclass(frozen=True)
+class MeshAxis:
+    name: str
+    size: int
+    stride: int
+
+
+@dataclass
+class Mesh:
+    devices: int
+    axes: list[MeshAxis] = field(default_factory=list)
+    source: str = "inferred"  # "sdy" | "replica_groups" | "inferred"
+
+    def to_json(self) -> dict:
+        return {"devices": self.devices, "source": self.source,
+                "axes": [{"name": a.name, "size": a.size, "stride": a.stride} for a in self.axes]}
+
+    def axis_for(self, stride: int, size: int) -> MeshAxis | None:
+        for a in self.axes:
+            if a.stride == stride and a.size == size:
+                return a
+        return None
+
+
+def named_axes(sizes: list[tuple[str, int]]) -> list[MeshAxis]:
+    out = []
+    for i, (name, size) in enumerate(sizes):
+        out.append(MeshAxis(name, size, prod(s for _, s in sizes[i + 1 :])))
+    return out
+
+
+def factor_group(group: tuple[int, ...]) -> list[tuple[int, int]] | None:
+    """(stride, size) factors, outermost first, whose sums give the group's
+    offsets from its first device; None when the group is not such a product."""
+    if not group:
+        return []
+    base = min(group)
+    offsets = {d - base for d in group}
+    covered = {0}
+    factors: list[tuple[int, int]] = []
+    while len(covered) < len(offsets):
+        stride = min(o for o in offsets if o not in covered)
+        size = 1
+        while all(c + size * stride in offsets for c in covered):
+            size += 1
+        if size == 1:  # the next device does not extend every point: not a product
+            return None
+        covered = {c + k * stride for c in covered for k in range(size)}
+        factors.append((stride, size))
+    if covered != offsets:
+        return None
+    return sorted(factors, key=lambda f: -f[0])
+
+
+def device_count(module: Module, groups: list[tuple[int, ...]]) -> int:
+    def attr_int(key: str) -> int:
+        try:
+            return int(module.attrs.get(key, "1"))
+        except ValueError:
+            return 1
+
+    n = attr_int("num_partitions") * attr_int("replica_count")
+    seen = max((d for g in groups for d in g), default=-1) + 1
+    return max(n, seen, 1)
+
+
+def sdy_mesh(module: Module) -> list[MeshAxis] | None:
+    """Axes from a module's `xla.sdy.meshes` frontend attribute, if it names any."""
+    text = module.attrs.get("frontend_attributes", "")
+    for m in _SDY_MESH.finditer(text):
+        axes = [(name, int(size)) for name, size in _SDY_AXIS.findall(m.group(2))]
+        if axes:
+            return named_axes(axes)
+    return None
+
+
+def infer_mesh(devices: int, factors: list[tuple[int, int]]) -> list[MeshAxis]:
+    """A row-major mesh consistent with the (stride, size) factors seen in collectives."""
+    axes: dict[int, int] = {}
+    for stride, size in factors:
+        axes.setdefault(stride, size)
+    out: list[MeshAxis] = []
+    expect = devices
+    for stride in sorted(axes, reverse=True):
+        size = axes[stride]
+        if stride * size > expect or expect % (stride * size):
+            continue  # does not tile: leave it out of the mesh summary
+        if expect // (stride * size) > 1:
+            out.append(MeshAxis(f"stride{stride * size}", expect // (stride * size), stride * size))
+        out.append(MeshAxis(f"stride{stride}", size, stride))
+        expect = stride
+    if expect > 1:
+        out.append(MeshAxis("stride1", expect, 1))
+    return out
