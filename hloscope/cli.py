@@ -7,6 +7,7 @@ Exit codes: 0 success (lint: nothing at or above --fail-on), 1 findings,
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from enum import Enum
 from pathlib import Path
@@ -58,6 +59,8 @@ def main(
     debug: Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")] = False,
 ) -> None:
     _state["debug"] = debug
+    if hasattr(signal, "SIGPIPE"):  # `hloscope ... | head` ends quietly, like other tools
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 
 def fail(message: str) -> NoReturn:
@@ -343,6 +346,67 @@ def sharding(
                         typer.echo(f"      from %{src['parameter']}: {src['local_shape']} of {src['global_shape']}")
                 if groups:
                     typer.echo(f"      groups {c.groups}")
+
+    _guard(run)
+
+
+@app.command()
+def kernel(
+    file: FileArg,
+    instruction: Annotated[str | None, typer.Option("--instruction", "-i", help="Only this custom-call instruction.")] = None,
+    mlir: Annotated[bool, typer.Option("--mlir", help="Print the kernel's MLIR (text format).")] = False,
+    format: FormatOpt = Format.text,
+) -> None:
+    """Decode custom-call kernels: Pallas/Mosaic MLIR, grid, blocks, memory spaces, VMEM.
+
+    Examples:
+
+      hloscope kernel fixtures/tpu/flash_attention_v5e.hlo.txt
+
+      hloscope kernel fixtures/tpu/pallas_matmul_v5e.hlo.txt --mlir
+    """
+    modules = _load(file)
+
+    def run() -> None:
+        from hloscope.mlir.kernels import kernels
+
+        found = [k for m in modules for k in kernels(m)
+                 if instruction is None or k.instruction.name == instruction.lstrip("%")]
+        if instruction is not None and not found:
+            fail(f"{file}: error: no custom-call named %{instruction.lstrip('%')}")
+        if format == Format.json:
+            _emit_json({"version": 1, "kernels": [k.to_json(with_mlir=True) for k in found]})
+            return
+        if not found:
+            typer.echo("no custom calls")
+        for k in found:
+            i = k.instruction
+            typer.echo(f"%{i.name} ({i.computation}, line {i.line}): custom-call {k.target} "
+                       f"-> {i.shape}")
+            if k.error:
+                typer.echo(f"  body: not decoded: {k.error}")
+            for note in (k.body.notes if k.body else []):
+                typer.echo(f"  note: {note}")
+            s = k.summary
+            if s is not None:
+                sem = ", ".join(s.dimension_semantics) or "-"
+                typer.echo(f"  kernel {s.name}: grid {s.grid} ({s.grid_steps} steps), semantics [{sem}]")
+                for b in s.operands + s.scratch:
+                    block = f" block {b.block}" if b.block and b.role != "scratch" else ""
+                    typer.echo(f"    {b.role:15} {b.dtype}{b.shape}{block} in {b.memory_space}"
+                               f" ({_human_bytes(b.bytes)}{' per block' if block else ''})")
+                scoped = k.scoped_vmem_bytes
+                typer.echo(f"  VMEM: ~{_human_bytes(s.vmem_bytes)} (double-buffered blocks + scratch)"
+                           + (f", {_human_bytes(scoped)} scoped for this call" if scoped else ""))
+                typer.echo(f"  largest vector value: {s.largest_vector_type or '-'}")
+                top = ", ".join(f"{op} {n}" for op, n in list(s.ops.items())[:12])
+                typer.echo(f"  ops: {top}")
+            if k.body is not None and k.body.config:
+                shown = {key: v for key, v in k.body.config.items() if v not in ([], {}, None, "")}
+                typer.echo(f"  config: {json.dumps(shown)}")
+            if mlir and k.body is not None and k.body.text:
+                typer.echo(k.body.text.rstrip("\n"))
+            typer.echo("")
 
     _guard(run)
 

@@ -1,0 +1,204 @@
+"""What a Pallas/Mosaic kernel does, read from its MLIR: grid, blocks, memory spaces,
+dimension semantics, an op histogram and its VMEM footprint.
+
+Mosaic kernel signature: grid indices (one i32 per grid axis), scalar-prefetch
+refs, then inputs, outputs and scratch buffers. `window_params` gives the block
+shape of each pipelined input/output; those blocks are double-buffered in VMEM.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from math import prod
+
+from hloscope.ir import Instruction
+from hloscope.mlir.decode import KernelBody
+
+_MEMREF = re.compile(r"memref<([^,>]*)")
+_VECTOR = re.compile(r"vector<([0-9x]+)x([a-z][a-z0-9]*)>")
+_SPACE = re.compile(r"#tpu\.memory_space<(\w+)>")
+_DIM_SEM = re.compile(r"#tpu\.dimension_semantics<(\w+)>")
+ELEM_BYTES = {"f32": 4, "i32": 4, "bf16": 2, "f16": 2, "i16": 2, "i8": 1, "f8E4M3FN": 1,
+              "f8E5M2": 1, "i1": 1, "f64": 8, "i64": 8, "ui8": 1, "ui32": 4}
+
+
+@dataclass
+class Buffer:
+    index: int  # position among the kernel's arguments
+    role: str  # "scalar_prefetch" | "input" | "output" | "scratch"
+    shape: list[int]
+    dtype: str
+    memory_space: str  # vmem | smem | any | hbm | semaphore_mem | ...
+    block: list[int] | None = None  # window bounds, for pipelined inputs/outputs
+
+    @property
+    def bytes(self) -> int:
+        dims = self.block or self.shape
+        return prod(dims) * ELEM_BYTES.get(self.dtype, 4)
+
+    def to_json(self) -> dict:
+        return {"role": self.role, "shape": self.shape, "dtype": self.dtype,
+                "memory_space": self.memory_space, "block": self.block, "bytes": self.bytes}
+
+
+@dataclass
+class KernelSummary:
+    name: str
+    grid: list[int]
+    dimension_semantics: list[str]
+    operands: list[Buffer]
+    scratch: list[Buffer]
+    ops: dict[str, int]
+    vmem_bytes: int
+    largest_vector_bytes: int = 0
+    largest_vector_type: str = ""
+    output_reads: list[int] = field(default_factory=list)  # output indices loaded from
+
+    @property
+    def grid_steps(self) -> int:
+        return prod(self.grid) if self.grid else 1
+
+
+def _func_attrs(op) -> dict[str, str]:
+    out = {}
+    for item in op.attributes:
+        if isinstance(item, str):  # newer bindings iterate names
+            out[item] = str(op.attributes[item])
+        else:
+            out[item.name] = str(item.attr)
+    return out
+
+
+def _array(text: str) -> list[int]:
+    m = re.search(r"array<i64(?::\s*([-0-9,\s]*))?>", text)
+    if not m or not m.group(1):
+        return []
+    return [int(x) for x in m.group(1).split(",") if x.strip()]
+
+
+def _buffer(index: int, role: str, type_text: str) -> Buffer:
+    """memref<256x512xbf16, #tpu.memory_space<vmem>> -> dims, dtype, memory space."""
+    m = _MEMREF.match(type_text)
+    if not m:
+        return Buffer(index, role, [], type_text, "unknown")
+    parts = m.group(1).split("x")
+    dims: list[int] = []
+    while parts and (parts[0].isdigit() or parts[0] == "?"):
+        token = parts.pop(0)
+        dims.append(int(token) if token.isdigit() else -1)
+    space = _SPACE.search(type_text)
+    return Buffer(index, role, dims, "x".join(parts), space.group(1) if space else "any")
+
+
+_PASSIVE = ("vector.shape_cast", "vector.broadcast", "tpu.bitcast")
+
+
+def _used(value, depth: int = 0) -> bool:
+    """Whether a value reaches anything but dead reshapes (Pallas emits an unused
+    load, sometimes reshaped, before storing to a ref)."""
+    try:
+        uses = list(value.uses)
+    except AttributeError:  # older bindings: assume it is used
+        return True
+    for use in uses:
+        owner = use.owner
+        owner = getattr(owner, "operation", owner)
+        if owner.name not in _PASSIVE or depth > 8:
+            return True
+        if any(_used(r, depth + 1) for r in owner.results):
+            return True
+    return False
+
+
+def _hlo_shapes(instr: Instruction, operand_shapes: list, n_prefetch: int) -> list[list[int] | None]:
+    out: list[list[int] | None] = [list(s.dims) for s in operand_shapes[n_prefetch:]]
+    if len(out) < len(instr.operands) - n_prefetch:
+        out += [None] * (len(instr.operands) - n_prefetch - len(out))
+    results = instr.shape.elements if instr.shape.is_tuple else (instr.shape,)
+    out.extend(list(r.dims) for r in results)
+    return out
+
+
+def _walk(op):
+    yield op
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield from _walk(inner.operation)
+
+
+def summarize(body: KernelBody, instr: Instruction, operand_shapes: list | None = None) -> KernelSummary:
+    """Summary of a decoded Mosaic kernel (requires body.module). `operand_shapes`:
+    the custom call's operand Shapes, for the whole-array shapes of its blocks."""
+    with body.context:
+        return _summarize(body, instr, operand_shapes or [])
+
+
+def _summarize(body: KernelBody, instr: Instruction, operand_shapes: list) -> KernelSummary:
+    from jaxlib.mlir import ir
+
+    module = body.module
+    funcs = [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+    if not funcs:
+        raise ValueError("kernel module holds no func.func")
+    main = next((f for f in funcs if "iteration_bounds" in _func_attrs(f) or
+                 "window_params" in _func_attrs(f)), funcs[0])
+    attrs = _func_attrs(main)
+    name = attrs.get("sym_name", '"kernel"').strip('"')
+    grid = _array(attrs.get("iteration_bounds", ""))
+    semantics = _DIM_SEM.findall(attrs.get("dimension_semantics", ""))
+    n_prefetch = int(re.match(r"-?\d+", attrs.get("scalar_prefetch", "0")).group())
+    n_scratch = int(re.match(r"-?\d+", attrs.get("scratch_operands", "0")).group())
+    windows = [_array(w) for w in re.findall(r"window_bounds = (array<i64[^>]*>)", attrs.get("window_params", ""))]
+    block = main.regions[0].blocks[0]
+    args = list(block.arguments)
+    refs = args[len(grid):]
+    n_out = len(instr.shape.elements) if instr.shape.is_tuple else 1
+    n_in = len(refs) - n_prefetch - n_scratch - n_out
+    roles = (["scalar_prefetch"] * n_prefetch + ["input"] * n_in + ["output"] * n_out
+             + ["scratch"] * n_scratch)
+    buffers = [_buffer(i, role, str(a.type)) for i, (role, a) in enumerate(zip(roles, refs))]
+    pipelined = [b for b in buffers if b.role in ("input", "output")]
+    # shapes of the whole arrays, from the HLO: operands after the scalar-prefetch ones
+    hlo_shapes = _hlo_shapes(instr, operand_shapes, n_prefetch)
+    for b, w in zip(pipelined, windows):
+        b.block = w or list(b.shape)
+    for b, full in zip(pipelined, hlo_shapes):
+        if full is not None:
+            b.shape = full
+    ops: Counter[str] = Counter()
+    largest, largest_type = 0, ""
+    output_args = {id_ for id_ in range(len(grid) + n_prefetch + n_in,
+                                        len(grid) + n_prefetch + n_in + n_out)}
+    reads: set[int] = set()
+    for op in _walk(main):
+        if op is main:
+            continue
+        ops[op.name] += 1
+        for result in op.results:
+            m = _VECTOR.match(str(result.type))
+            if m:
+                nbytes = prod(int(d) for d in m.group(1).split("x")) * ELEM_BYTES.get(m.group(2), 4)
+                if nbytes > largest:
+                    largest, largest_type = nbytes, str(result.type)
+        if op.name in ("vector.load", "tpu.load", "memref.load", "tpu.strided_load") and op.operands:
+            if op.results and not _used(op.results[0]):
+                continue  # Pallas emits an unused load before some stores
+            src = op.operands[0]
+            if isinstance(src, ir.BlockArgument) or ir.BlockArgument.isinstance(src):
+                arg = ir.BlockArgument(src)
+                if arg.owner == block and arg.arg_number in output_args:
+                    reads.add(arg.arg_number - (len(grid) + n_prefetch + n_in))
+    # Pipelined blocks live in VMEM twice (double buffering); scratch once.
+    vmem = sum(2 * b.bytes for b in pipelined if b.block is not None)
+    vmem += sum(b.bytes for b in buffers if b.role == "scratch" and b.memory_space == "vmem")
+    return KernelSummary(
+        name=name, grid=grid, dimension_semantics=semantics,
+        operands=[b for b in buffers if b.role != "scratch"],
+        scratch=[b for b in buffers if b.role == "scratch"],
+        ops=dict(ops.most_common()), vmem_bytes=vmem,
+        largest_vector_bytes=largest, largest_vector_type=largest_type,
+        output_reads=sorted(reads),
+    )
