@@ -411,6 +411,68 @@ def kernel(
     _guard(run)
 
 
+@app.command()
+def profile(
+    trace: Annotated[Path, typer.Argument(help="A profile: directory, *.xplane.pb, *.trace.json.gz, or XProf hlo_stats JSON.")],
+    hlo: Annotated[list[Path] | None, typer.Option("--hlo", help="HLO file(s) of the profiled program (repeatable).")] = None,
+    chip: Annotated[str | None, typer.Option("--chip", "-c", help="Chip for the roofline (default: detected from the trace).")] = None,
+    format: FormatOpt = Format.text,
+    top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 25,
+    max_bytes: Annotated[int, typer.Option("--max-bytes", help="Largest (decompressed) profile to read.")] = 2 << 30,
+    max_events: Annotated[int, typer.Option("--max-events", help="Most op events to read.")] = 50_000_000,
+) -> None:
+    """The HLO op profile: measured time per instruction and category, vs. the roofline.
+
+    Example: hloscope profile /tmp/jax-trace --hlo module.hlo.txt
+    """
+    from hloscope.trace import TraceError, join, load_profile
+    from hloscope.trace.report import detect_chip, profile_report
+
+    try:
+        prof = load_profile(trace, max_bytes=max_bytes, max_events=max_events)
+    except TraceError as e:
+        fail(str(e) if e.path else f"{trace}: error: {e}")
+    modules = [m for path in (hlo or []) for m in _load(path)]
+
+    def run() -> None:
+        from hloscope.cost.chips import get_chip
+
+        spec = get_chip(chip) if chip else detect_chip(prof.device_kind)
+        index = join(prof, modules)
+        report = profile_report(prof, index, modules, spec)
+        if format == Format.json:
+            _emit_json(report)
+            return
+        typer.echo(f"{trace}: {len(prof.events)} op events, {report['steps']} step(s), "
+                   f"{_human_seconds(report['step_seconds'])} of steps, idle "
+                   f"{report['idle_fraction'] * 100:.1f}%; device {prof.device_kind or 'unknown'}"
+                   + (f", roofline on {spec.name}" if spec else ""))
+        for w in report["warnings"]:
+            typer.echo(f"warning: {w}")
+        if modules:
+            typer.echo("  by category: " + ", ".join(
+                f"{k} {_human_seconds(v)}" for k, v in report["categories"].items()))
+            rows = report["instructions"] if top <= 0 else report["instructions"][:top]
+            typer.echo(f"  {'instruction':34} {'category':20} {'count':>6} {'total':>11} "
+                       f"{'mean':>11} {'share':>6} {'roofline':>11}")
+            for r in rows:
+                roof = _human_seconds(r["roofline_seconds"]) if "roofline_seconds" in r else "-"
+                typer.echo(f"  {r['instruction'][:34]:34} {r['category'][:20]:20} {r['count']:6} "
+                           f"{_human_seconds(r['total_seconds']):>11} {_human_seconds(r['mean_seconds']):>11} "
+                           f"{r['share'] * 100:5.1f}% {roof:>11}")
+            typer.echo(f"  unmatched events: {sum(u['count'] for u in report['unmatched_events'])} "
+                       f"({len(report['unmatched_events'])} ops); executed instructions never seen: "
+                       f"{report['unseen_instructions']}")
+        else:
+            ops = report["ops"] if top <= 0 else report["ops"][:top]
+            typer.echo("  (no --hlo: raw per-op totals)")
+            for r in ops:
+                typer.echo(f"  {r['module'][:24]:24} {r['hlo_op'][:40]:40} {r['count']:7} "
+                           f"{_human_seconds(r['total_seconds']):>11}")
+
+    _guard(run)
+
+
 class LintFormat(str, Enum):
     text = "text"
     json = "json"
@@ -436,6 +498,7 @@ def lint(
     baseline: Annotated[Path | None, typer.Option("--baseline", help="Ignore findings recorded in this baseline file.")] = None,
     write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Record the current findings as the baseline and exit 0.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
+    trace: Annotated[Path | None, typer.Option("--trace", help="A jax.profiler profile: findings gain measured time; trace rules run.")] = None,
     strict: StrictOpt = False,
 ) -> None:
     """Check HLO files against hloscope's rules and report findings.
@@ -461,6 +524,7 @@ def lint(
         fail(f"error: {e}")
     opts.strict = strict
     opts.baseline = baseline
+    opts.trace = trace
 
     def run():
         try:

@@ -26,6 +26,7 @@ class LintOptions:
     rule_options: dict[str, dict] = field(default_factory=dict)  # by rule name or code
     baseline: Path | None = None
     strict: bool = False
+    trace: Path | None = None
 
 
 class LintError(ValueError):
@@ -80,7 +81,26 @@ def lint_files(paths: list[str | Path], opts: LintOptions) -> LintReport:
         parsed = load(path, strict=opts.strict)
         modules.extend(parsed)
         sources[str(path)] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-    result = run(modules, rules, chip=chip, sources=sources)
+    index = None
+    notes: list[str] = []
+    if opts.trace is not None:
+        from hloscope.trace import TraceError, join, load_profile
+        from hloscope.trace.report import detect_chip
+
+        try:
+            profile = load_profile(opts.trace)
+        except TraceError as e:
+            raise LintError(str(e)) from None
+        index = join(profile, modules)
+        notes.extend(index.warnings)
+        if chip is None:
+            chip = detect_chip(profile.device_kind)
+            if chip is not None:
+                notes.append(f"chip {chip.name} detected from the trace")
+        matched = sum(s.count for s in index.stats.values())
+        notes.append(f"trace: {matched} op events linked to instructions, "
+                     f"{sum(u['count'] for u in index.unmatched)} unmatched, {index.steps} step(s)")
+    result = run(modules, rules, chip=chip, sources=sources, trace=index)
     findings = result.findings
     baselined = 0
     if opts.baseline is not None:
@@ -94,7 +114,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions) -> LintReport:
     return LintReport(
         findings=findings, rules=[type(r) for r in rules], files=[str(p) for p in paths],
         instructions=result.instructions, suppressed=result.suppressed, baselined=baselined,
-        notes=result.notes, sources=sources,
+        notes=notes + result.notes, sources=sources,
     )
 
 

@@ -13,7 +13,7 @@ from hloscope.rules.engine import run
 from hloscope.rules.registry import load_rules
 
 RULES = load_rules()
-_BLOCK = re.compile(r"## (Example|Use instead)\s+```(hlo|python)\n(.*?)```", re.S)
+_BLOCK = re.compile(r"## (Example|Use instead)\s+```(hlo|python|text)\n(.*?)```", re.S)
 
 
 def _blocks(doc: str) -> dict[str, tuple[str, str]]:
@@ -29,10 +29,10 @@ def test_doc_examples(code):
         assert section in doc, f"{code} doc lacks {section}"
     blocks = _blocks(doc)
     assert set(blocks) == {"Example", "Use instead"}
-    if code.startswith("K"):
-        # Kernel rules read Mosaic bytecode no one writes by hand: their docs show the
-        # Pallas source, and fixtures/rules/K00x holds the real compiled pair (test_rules).
-        assert all(lang == "python" for lang, _ in blocks.values())
+    if code.startswith(("K", "T")):
+        # Kernel rules read Mosaic bytecode, trace rules read profiles: their docs show the
+        # Pallas source or the profile; fixtures/rules/<code> holds the real pair (test_rules).
+        assert all(lang == ("python" if code.startswith("K") else "text") for lang, _ in blocks.values())
         assert f"fixtures/rules/{code}/" in doc
         return
     for name, (lang, text) in blocks.items():

@@ -24,15 +24,24 @@ def chip_of(case) -> str | None:
     manifest = json.loads((FIXTURES / "manifest.json").read_text())
     rel = str(case.relative_to(FIXTURES))
     for entry in manifest.values():
-        if entry["file"] == rel and entry.get("topology"):
-            return entry["topology"].split(":")[0]
+        if entry["file"] == rel:
+            return entry["topology"].split(":")[0] if entry.get("topology") else entry["platform"]
+    return None
+
+
+def trace_of(case):
+    """The profile beside a rule fixture, if any (<case>.trace.json[.gz])."""
+    for suffix in (".trace.json.gz", ".trace.json"):
+        candidate = case.with_name(case.name.replace(".hlo.txt", suffix))
+        if candidate.exists():
+            return candidate
     return None
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_rule_fixture(case, request):
     code = case.parent.name
-    report = lint_files([case], LintOptions(select=[code], chip=chip_of(case)))
+    report = lint_files([case], LintOptions(select=[code], chip=chip_of(case), trace=trace_of(case)))
     got = _render(sorted(report.findings, key=lambda f: (f.line, f.column, f.instruction)))
     expected_path = case.with_suffix("").with_suffix(".expected")
     if request.config.getoption("--regen-expected"):
@@ -58,6 +67,9 @@ def test_rule_fixtures_are_labelled_real_compiler_output():
         rel = str(case.relative_to(FIXTURES))
         first = case.read_text().splitlines()[0]
         assert rel in generated or first.startswith("// HAND-WRITTEN"), rel
+        trace = trace_of(case)
+        if trace is not None and trace.suffix == ".json":  # hand-written traces say so inside
+            assert json.loads(trace.read_text())["hloscope_note"].startswith("HAND-WRITTEN")
 
 
 def test_lint_all_fixtures_in_one_call():
@@ -65,5 +77,7 @@ def test_lint_all_fixtures_in_one_call():
     report = lint_files(files, LintOptions(chip="v5p"))  # K006 needs a megacore chip
     assert report.files == [str(f) for f in files]
     codes = {f.code for f in report.findings}
-    assert set(load_rules()) <= codes  # every rule fires somewhere in the fixtures
+    static = {c for c, r in load_rules().items() if "trace" not in r.requires}
+    assert static <= codes  # every static rule fires somewhere in the fixtures
+    assert any("skipped: needs trace" in n for n in report.notes)
     assert "X000" not in codes  # no rule crashed

@@ -74,10 +74,12 @@ class Finding:
 class RuleContext:
     """What a rule may look at: the module, its source, the cost model, the chip."""
 
-    def __init__(self, module: Module, chip: Chip | None = None, lines: list[str] | None = None) -> None:
+    def __init__(self, module: Module, chip: Chip | None = None, lines: list[str] | None = None,
+                 trace=None) -> None:
         self.module = module
         self.chip = chip
         self.lines = lines or []
+        self.trace = trace  # hloscope.trace.TraceIndex when linting with --trace
 
     @cached_property
     def model(self) -> CostModel:

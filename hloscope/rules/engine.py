@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import traceback
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hloscope.ir import Module
 from hloscope.rules.base import Finding, InstructionRule, ModuleRule, Rule, RuleContext, Severity
@@ -35,6 +35,17 @@ def _suppressed(finding: Finding, lines: list[str]) -> bool:
     return finding.code in codes or finding.name in codes or "ALL" in codes
 
 
+def _measured(f: Finding, trace) -> Finding:
+    """The finding with its instruction's measured time per step (and share of the step)."""
+    s = trace.stats.get((f.module, f.instruction))
+    if s is None:
+        return f
+    steps = max(trace.steps, 1)
+    cost = {**f.cost, "measured_seconds": s.total_ns * 1e-9 / steps,
+            "measured_share": trace.share(s), "measured_count": float(s.count)}
+    return replace(f, cost=cost)
+
+
 def internal_error(rule: type[Rule], module: Module, err: BaseException) -> Finding:
     where = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
     place = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
@@ -47,8 +58,9 @@ def internal_error(rule: type[Rule], module: Module, err: BaseException) -> Find
 
 
 def run(modules: Iterable[Module], rules: list[Rule], chip=None,
-        sources: dict[str, list[str]] | None = None, available: frozenset[str] = frozenset()) -> LintResult:
+        sources: dict[str, list[str]] | None = None, trace=None) -> LintResult:
     result = LintResult()
+    available = frozenset({"trace"} if trace is not None else set())
     sources = sources or {}
     active: list[Rule] = []
     for rule in rules:
@@ -64,7 +76,7 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
                 by_opcode.setdefault(op, []).append(rule)
     for module in modules:
         lines = sources.get(module.path, [])
-        ctx = RuleContext(module, chip=chip, lines=lines)
+        ctx = RuleContext(module, chip=chip, lines=lines, trace=trace)
         crashed: set[str] = set()
         found: list[Finding] = []
         for comp in module.computations:
@@ -89,6 +101,6 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
             if _suppressed(f, lines):
                 result.suppressed += 1
             else:
-                result.findings.append(f)
+                result.findings.append(_measured(f, trace) if trace is not None else f)
     result.findings.sort(key=lambda f: (-f.sort_cost, f.file, f.line, f.column, f.code))
     return result

@@ -10,7 +10,7 @@ from hloscope.rules.base import Rule
 REGISTRY: dict[str, type[Rule]] = {}
 
 # Modules holding hloscope's own rule families (imported to register them).
-BUILTIN_FAMILIES = ("copies", "padding", "matmul", "duplicates", "layout_chain", "collectives", "kernel")
+BUILTIN_FAMILIES = ("copies", "padding", "matmul", "duplicates", "layout_chain", "collectives", "kernel", "trace_rules")
 
 
 def register(cls: type[Rule]) -> type[Rule]:

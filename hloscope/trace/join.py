@@ -1,0 +1,148 @@
+"""Join profile events to instructions: per-instruction measured statistics.
+
+Events match an instruction by module name and instruction name (names are
+unique within an XLA module). Events of modules not given, or naming nothing in
+them, are listed as unmatched; executed instructions that never appear are
+counted as unseen.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from hloscope.cost.category import category
+from hloscope.cost.ops import FREE
+from hloscope.ir import Instruction, Module
+from hloscope.trace.load import Profile
+
+_NOT_KERNELS = FREE | {"while", "call", "conditional"}
+
+
+@dataclass
+class InstructionStats:
+    module: str
+    instruction: str
+    computation: str
+    opcode: str
+    category: str
+    count: int = 0
+    total_ns: float = 0.0
+    min_ns: float = float("inf")
+    max_ns: float = 0.0
+    first_ns: float = float("inf")
+    last_ns: float = 0.0
+    devices: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def mean_ns(self) -> float:
+        return self.total_ns / self.count if self.count else 0.0
+
+    def add(self, start: float, duration: float, device: str) -> None:
+        self.count += 1
+        self.total_ns += duration
+        self.min_ns = min(self.min_ns, duration)
+        self.max_ns = max(self.max_ns, duration)
+        self.first_ns = min(self.first_ns, start)
+        self.last_ns = max(self.last_ns, start + duration)
+        self.devices[device] = self.devices.get(device, 0) + 1
+
+
+@dataclass
+class TraceIndex:
+    stats: dict[tuple[str, str], InstructionStats] = field(default_factory=dict)
+    unmatched: list[dict] = field(default_factory=list)
+    unseen: list[tuple[str, str, str]] = field(default_factory=list)
+    steps: int = 0
+    step_ns: float = 0.0  # total of all steps' durations
+    busy_ns: float = 0.0  # device time covered by ops, summed over steps (busiest device)
+    device_kind: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def get(self, instr: Instruction, module: Module) -> InstructionStats | None:
+        return self.stats.get((module.name, instr.name))
+
+    def share(self, s: InstructionStats) -> float:
+        return s.total_ns / self.step_ns if self.step_ns else 0.0
+
+    @property
+    def idle_fraction(self) -> float:
+        return 1.0 - self.busy_ns / self.step_ns if self.step_ns else 0.0
+
+
+def executed(module: Module) -> list[Instruction]:
+    """Instructions that run as kernels: top level of the entry and of loop/call bodies."""
+    out: list[Instruction] = []
+    seen: set[str] = set()
+    stack = [module.entry.name] if module.entry else []
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in module.by_name:
+            continue
+        seen.add(name)
+        for instr in module[name].instructions:
+            if instr.opcode in ("while", "call", "conditional"):
+                stack.extend(instr.called_computations)
+            if instr.opcode not in _NOT_KERNELS:
+                out.append(instr)
+    return out
+
+
+def join(profile: Profile, modules: list[Module]) -> TraceIndex:
+    index = TraceIndex(device_kind=profile.device_kind, warnings=list(profile.warnings))
+    by_module = {m.name: m for m in modules}
+    names = {m.name: {i.name: i for i in m.instructions()} for m in modules}
+    unmatched: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    runs: dict[tuple[str, object], list[float]] = {}
+    for ev in profile.events:
+        instr = names.get(ev.module, {}).get(ev.hlo_op)
+        if instr is None:
+            u = unmatched[(ev.module, ev.hlo_op)]
+            u[0] += 1
+            u[1] += ev.duration_ns
+            continue
+        key = (ev.module, instr.name)
+        s = index.stats.get(key)
+        if s is None:
+            s = index.stats[key] = InstructionStats(
+                ev.module, instr.name, instr.computation, instr.opcode,
+                category(instr, by_module[ev.module]))
+        s.add(ev.start_ns, ev.duration_ns, ev.device)
+        run = (ev.device, ev.run_id if ev.run_id is not None else 0)
+        span = runs.setdefault(run, [ev.start_ns, ev.start_ns + ev.duration_ns, 0.0, []])
+        span[0] = min(span[0], ev.start_ns)
+        span[1] = max(span[1], ev.start_ns + ev.duration_ns)
+        span[3].append((ev.start_ns, ev.start_ns + ev.duration_ns))
+    for (module, aggregated_op), (count, total) in profile.aggregated.items():
+        unmatched[(module, aggregated_op)] = [count, total]
+    index.unmatched = [
+        {"module": m, "hlo_op": op, "count": int(c), "total_seconds": t * 1e-9,
+         "reason": "module not loaded" if m not in names else "no such instruction"}
+        for (m, op), (c, t) in sorted(unmatched.items(), key=lambda kv: -kv[1][1])
+    ]
+    # Steps: one per run id; a step lasts from its first op to its last on the busiest device.
+    per_run: dict[object, tuple[float, float]] = {}
+    for (device, run), (start, end, _, intervals) in runs.items():
+        busy = _union(intervals)
+        prev = per_run.get(run)
+        if prev is None or busy > prev[1]:
+            per_run[run] = (end - start, busy)
+    index.steps = len(per_run)
+    index.step_ns = sum(span for span, _ in per_run.values())
+    index.busy_ns = sum(busy for _, busy in per_run.values())
+    seen = set(index.stats)
+    for m in modules:
+        if any(k[0] == m.name for k in seen):
+            index.unseen.extend((m.name, i.computation, i.name) for i in executed(m)
+                                if (m.name, i.name) not in seen)
+    return index
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    total, end = 0.0, float("-inf")
+    for a, b in sorted(intervals):
+        if b <= end:
+            continue
+        total += b - max(a, end)
+        end = b
+    return total

@@ -1,0 +1,77 @@
+"""The HLO op profile: time per instruction and category, against the roofline."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from hloscope.cost.chips import Chip, get_chip
+from hloscope.cost.ops import CostModel
+from hloscope.ir import Module
+from hloscope.trace.join import TraceIndex
+from hloscope.trace.load import Profile
+
+
+def detect_chip(device_kind: str | None) -> Chip | None:
+    if not device_kind:
+        return None
+    try:
+        return get_chip(device_kind)
+    except KeyError:
+        return None
+
+
+def raw_ops(profile: Profile) -> list[dict]:
+    """Per (module, hlo_op) totals straight from the events, joined or not."""
+    table: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    for ev in profile.events:
+        row = table[(ev.module, ev.hlo_op)]
+        row[0] += 1
+        row[1] += ev.duration_ns
+    for key, (count, total) in profile.aggregated.items():
+        row = table[key]
+        row[0] += count
+        row[1] += total
+    return [{"module": m, "hlo_op": op, "count": int(c), "total_seconds": t * 1e-9}
+            for (m, op), (c, t) in sorted(table.items(), key=lambda kv: -kv[1][1])]
+
+
+def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
+                   chip: Chip | None) -> dict:
+    models = {m.name: CostModel(m) for m in modules}
+    by_name = {m.name: m for m in modules}
+    rows = []
+    categories: dict[str, float] = defaultdict(float)
+    for (mod, name), s in sorted(index.stats.items(), key=lambda kv: -kv[1].total_ns):
+        module = by_name[mod]
+        instr = next(i for i in module.instructions() if i.name == name)
+        cost = models[mod].cost(instr)
+        mean = s.mean_ns * 1e-9
+        row = {
+            "module": mod, "instruction": name, "computation": s.computation, "opcode": s.opcode,
+            "category": s.category, "count": s.count, "total_seconds": s.total_ns * 1e-9,
+            "mean_seconds": mean, "min_seconds": s.min_ns * 1e-9, "max_seconds": s.max_ns * 1e-9,
+            "share": index.share(s), "flops": cost.flops, "bytes": cost.padded_bytes,
+            "achieved_flops_per_s": cost.flops / mean if mean else 0.0,
+            "achieved_bytes_per_s": cost.padded_bytes / mean if mean else 0.0,
+        }
+        if chip is not None:
+            bound = max(cost.flops / chip.peak_bf16_flops, cost.hbm_bytes / chip.hbm_bandwidth)
+            row["roofline_seconds"] = bound
+            row["gap_seconds"] = mean - bound
+        rows.append(row)
+        categories[s.category] += s.total_ns * 1e-9
+    return {
+        "version": 1,
+        "trace": profile.path,
+        "device_kind": profile.device_kind,
+        "chip": chip.key if chip else None,
+        "steps": index.steps,
+        "step_seconds": index.step_ns * 1e-9,
+        "idle_fraction": index.idle_fraction,
+        "instructions": rows,
+        "categories": dict(sorted(categories.items(), key=lambda kv: -kv[1])),
+        "ops": raw_ops(profile),
+        "unmatched_events": index.unmatched,
+        "unseen_instructions": len(index.unseen),
+        "warnings": index.warnings,
+    }

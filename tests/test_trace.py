@@ -1,0 +1,186 @@
+"""Trace linking on real profiles captured here, on the CPU, inside the test suite."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+
+import pytest
+from conftest import CORPUS, FIXTURES, needs_corpus
+from typer.testing import CliRunner
+
+from hloscope.cli import app
+from hloscope.lint import LintOptions, lint_files
+from hloscope.parser import load
+from hloscope.trace import TraceError, join, load_profile
+from hloscope.trace import load as trace_load
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    """Compile the scan model on the CPU, dump its HLO, run it 3 times under the profiler."""
+    import jax
+    import jax.numpy as jnp
+
+    tmp = tmp_path_factory.mktemp("profile")
+
+    def model(w, x):
+        def step(h, wl):
+            return jnp.tanh(h @ wl), None
+
+        return jax.lax.scan(step, x, w)[0]
+
+    w = jnp.ones((6, 512, 512), jnp.float32) * 0.01
+    x = jnp.ones((16, 512), jnp.float32)
+    compiled = jax.jit(model).lower(w, x).compile()
+    hlo = tmp / "scan.hlo.txt"
+    hlo.write_text(compiled.as_text())
+    jax.block_until_ready(compiled(w, x))
+    with jax.profiler.trace(str(tmp / "trace")):
+        for _ in range(3):
+            jax.block_until_ready(compiled(w, x))
+    (xplane,) = (tmp / "trace").glob("plugins/profile/*/*.xplane.pb")
+    return hlo, xplane, tmp / "trace"
+
+
+def _direct_events(xplane, module_name):
+    """Ground truth straight from ProfileData: (hlo_op -> [durations]) for the module."""
+    from jax.profiler import ProfileData
+
+    out = defaultdict(list)
+    for plane in ProfileData.from_file(str(xplane)).planes:
+        for line in plane.lines:
+            for ev in line.events:
+                st = dict(ev.stats)
+                if st.get("hlo_module") == module_name and "hlo_op" in st:
+                    out[st["hlo_op"]].append(ev.duration_ns)
+    return out
+
+
+def test_every_op_event_links_and_totals_match(captured):
+    hlo, xplane, _ = captured
+    (module,) = load(hlo)
+    truth = _direct_events(xplane, module.name)
+    assert truth, "the CPU profile has op events for the module"
+    index = join(load_profile(xplane), [module])
+    assert not [u for u in index.unmatched if u["module"] == module.name]
+    assert {name for (_, name) in index.stats} == set(truth)
+    for (_, name), s in index.stats.items():
+        assert s.count == len(truth[name])
+        assert s.total_ns == pytest.approx(sum(truth[name]))
+        assert module.name and s.computation in module.by_name
+    assert index.steps == 3
+
+
+def test_profile_directory_and_trace_json_agree(captured):
+    hlo, xplane, directory = captured
+    (module,) = load(hlo)
+    from_dir = join(load_profile(directory), [module])
+    (trace_json,) = directory.glob("plugins/profile/*/*.trace.json.gz")
+    from_json = join(load_profile(trace_json), [module])
+    from_pb = join(load_profile(xplane), [module])
+    counts = lambda ix: {k: s.count for k, s in ix.stats.items()}  # noqa: E731
+    assert counts(from_dir) == counts(from_pb) == counts(from_json)
+
+
+def test_a_copy_finding_carries_its_measured_time(captured):
+    hlo, xplane, _ = captured
+    (module,) = load(hlo)
+    truth = _direct_events(xplane, module.name)
+    report = lint_files([hlo], LintOptions(select=["H001"], trace=xplane))
+    copies = [f for f in report.findings if f.code == "H001"]
+    assert copies, "the scan model copies its input (not donated)"
+    for f in copies:
+        assert f.cost["measured_seconds"] == pytest.approx(sum(truth[f.instruction]) * 1e-9 / 3)
+        assert 0 < f.cost["measured_share"] <= 1.0
+    assert any("linked to instructions" in n for n in report.notes)
+    assert "chip generic CPU (a few server cores) detected from the trace" in report.notes
+
+
+def test_profile_command_json_contract(captured):
+    hlo, xplane, _ = captured
+    res = runner.invoke(app, ["profile", str(xplane), "--hlo", str(hlo), "--format", "json", "--chip", "cpu"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert {"instructions", "unmatched_events", "unseen_instructions"} <= set(out)
+    rows = out["instructions"]
+    keys = {"module", "instruction", "category", "count", "total_seconds", "mean_seconds", "share"}
+    assert rows and all(keys <= set(r) for r in rows)
+    assert sum(r["share"] for r in rows) == pytest.approx(sum(r["total_seconds"] for r in rows) / out["step_seconds"])
+    assert all("roofline_seconds" in r and "gap_seconds" in r for r in rows)
+
+
+def test_trace_rules_are_skipped_with_a_note_without_a_trace():
+    report = lint_files([FIXTURES / "rules" / "T004" / "transpose_copy_cpu.hlo.txt"], LintOptions(select=["T"]))
+    assert report.findings == []
+    assert [n for n in report.notes if n.startswith("T004 (hot-copy) skipped: needs trace")]
+
+
+# ------------------------------------------------------------------ bounded, clear errors
+def test_gzip_bomb_is_refused(tmp_path):
+    bomb = tmp_path / "bomb.trace.json.gz"
+    bomb.write_bytes(gzip.compress(b" " * (8 << 20)))
+    with pytest.raises(TraceError, match="gzip bomb"):
+        load_profile(bomb, max_bytes=1 << 20)
+
+
+def test_truncated_gzip_and_json(tmp_path):
+    good = gzip.compress(json.dumps({"traceEvents": []}).encode())
+    cut = tmp_path / "cut.trace.json.gz"
+    cut.write_bytes(good[: len(good) // 2])
+    with pytest.raises(TraceError, match="truncated or corrupt gzip"):
+        load_profile(cut)
+    half = tmp_path / "half.trace.json"
+    half.write_text('{"traceEvents": [{"ph": "X", ')
+    with pytest.raises(TraceError, match="not valid JSON"):
+        load_profile(half)
+
+
+def test_truncated_xplane(tmp_path, captured):
+    _, xplane, _ = captured
+    cut = tmp_path / "cut.xplane.pb"
+    cut.write_bytes(xplane.read_bytes()[:1000])
+    with pytest.raises(TraceError, match="not a valid XSpace"):
+        load_profile(cut)
+    res = runner.invoke(app, ["profile", str(cut)])
+    assert res.exit_code == 2 and "not a valid XSpace" in res.output
+
+
+def test_event_cap_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(trace_load, "TRACE_EVENT_CAP", 3)
+    events = [{"ph": "X", "name": "a", "ts": i, "dur": 1, "args": {"hlo_op": "a", "hlo_module": "m"}}
+              for i in range(3)]
+    f = tmp_path / "capped.trace.json"
+    f.write_text(json.dumps({"traceEvents": events}))
+    assert "cut at jax's 3-event cap" in load_profile(f).warnings[0]
+
+
+def test_size_and_event_limits(tmp_path, captured):
+    _, xplane, _ = captured
+    with pytest.raises(TraceError, match="over the 10-byte limit"):
+        load_profile(xplane, max_bytes=10)
+    with pytest.raises(TraceError, match="more than 1 op events"):
+        load_profile(xplane, max_events=1)
+
+
+@needs_corpus
+def test_the_corpus_tpu_xplane_is_reported_as_mangled():
+    """../shared/corpus/xprof/test_xplanes/tpu_inference_2.xplane.pb had every non-UTF-8
+    byte replaced by U+FFFD on its way into the corpus: it is no longer a protobuf."""
+    path = CORPUS / "xprof" / "test_xplanes" / "tpu_inference_2.xplane.pb"
+    with pytest.raises(TraceError, match="U\\+FFFD sequences"):
+        load_profile(path)
+
+
+@needs_corpus
+def test_real_tpu_op_stats_are_tabulated_per_hlo_op():
+    path = CORPUS / "xprof" / "integration_golden" / "data_tpu-training_hlo_stats_tpu_training.json.gz"
+    res = runner.invoke(app, ["profile", str(path), "--format", "json"])
+    out = json.loads(res.stdout)
+    ops = {r["hlo_op"]: r for r in out["ops"]}
+    assert ops["dynamic-update-slice.33"]["count"] == 512
+    assert ops["dynamic-update-slice.33"]["total_seconds"] == pytest.approx(0.20004287218)
+    assert len(ops) > 300
