@@ -473,6 +473,92 @@ def profile(
     _guard(run)
 
 
+@app.command()
+def graph(
+    file: FileArg,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output file: .svg, .png, .pdf or .dot.")] = Path("graph.svg"),
+    computation: Annotated[str | None, typer.Option("--computation", help="Draw this computation (default: the entry).")] = None,
+    around: Annotated[str | None, typer.Option("--around", help="Draw the neighbourhood of this instruction.")] = None,
+    depth: Annotated[int, typer.Option("--depth", help="Steps around --around.")] = 2,
+    trace: Annotated[Path | None, typer.Option("--trace", help="A profile: fill nodes by measured share of step time.")] = None,
+    findings: Annotated[bool, typer.Option("--findings/--no-findings", help="Mark lint findings (red border, codes).")] = True,
+    expand_fusions: Annotated[bool, typer.Option("--expand-fusions/--collapse-fusions", help="Draw fused computations as clusters.")] = False,
+    max_nodes: Annotated[int, typer.Option("--max-nodes", help="Draw at most this many instructions.")] = 200,
+    chip: Annotated[str | None, typer.Option("--chip", "-c", help="Chip for the lint findings shown.")] = None,
+) -> None:
+    """Draw a computation or an instruction's neighbourhood with Graphviz.
+
+    Examples:
+
+      hloscope graph fixtures/tpu/transformer_v5p.hlo.txt -o step.svg
+
+      hloscope graph big.hlo.txt --around fusion.3 --depth 2 -o around.png
+    """
+    suffix = output.suffix.lower()
+    if suffix not in (".svg", ".png", ".pdf", ".dot"):
+        fail(f"error: unsupported output {output}; use .svg, .png, .pdf or .dot")
+    modules = _load(file)
+
+    def run() -> None:
+        from hloscope.render.graphviz import GraphOptions, render_graph
+
+        module = modules[0]
+        opts = GraphOptions(computation=computation, around=around, depth=depth,
+                            expand_fusions=expand_fusions, max_nodes=max_nodes)
+        if findings or trace is not None:
+            from hloscope.lint import LintError, LintOptions, lint_files
+
+            try:
+                report = lint_files([file], LintOptions(chip=chip, trace=trace))
+            except LintError as e:
+                fail(f"error: {e}")
+            opts.findings = report.findings if findings else []
+        if trace is not None:
+            from hloscope.trace import join, load_profile
+
+            opts.trace = join(load_profile(trace), [module])
+        opts.kernels = _kernel_tooltips(module)
+        try:
+            g = render_graph(module, opts)
+        except KeyError as e:
+            fail(f"{file}: error: {e.args[0]}")
+        if suffix == ".dot":
+            output.write_text(g.source)
+            typer.echo(f"wrote {output}", err=True)
+            return
+        import graphviz
+
+        try:
+            output.write_bytes(g.pipe(format=suffix[1:]))
+        except graphviz.ExecutableNotFound:
+            dot = output.with_suffix(".dot")
+            dot.write_text(g.source)
+            typer.echo(f"warning: Graphviz's `dot` program is not installed, so {output} was not "
+                       f"rendered; wrote {dot} instead (install it: apt-get install graphviz, then "
+                       f"dot -T{suffix[1:]} {dot} -o {output})", err=True)
+            return
+        typer.echo(f"wrote {output}", err=True)
+
+    _guard(run)
+
+
+def _kernel_tooltips(module) -> dict[str, str]:
+    if not any(i.opcode == "custom-call" for i in module.instructions()):
+        return {}
+    from hloscope.mlir.kernels import kernels
+
+    out = {}
+    for k in kernels(module):
+        s = k.summary
+        if s is None:
+            out[k.instruction.name] = f"{k.target}: {k.error or 'no kernel body'}"
+            continue
+        blocks = "; ".join(f"{b.role} {b.dtype}{b.block}" for b in s.operands)
+        out[k.instruction.name] = (f"kernel {s.name}, grid {s.grid} {s.dimension_semantics}; "
+                                   f"{blocks}; VMEM ~{_human_bytes(s.vmem_bytes)}")
+    return out
+
+
 class LintFormat(str, Enum):
     text = "text"
     json = "json"

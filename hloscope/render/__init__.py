@@ -1,0 +1,1 @@
+"""Renderers: Graphviz fusion graphs."""
