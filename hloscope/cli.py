@@ -43,6 +43,15 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Parse everything through the full grammar now.")
 ]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help="Do not read or write the on-disk cache.")
+]
+
+
+def _cache(no_cache: bool) -> None:
+    from hloscope import cache
+
+    cache.enabled = not no_cache
 
 
 def _version(value: bool) -> None:
@@ -103,11 +112,13 @@ def _emit_json(payload: object) -> None:
 
 
 @app.command()
-def parse(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = False) -> None:
+def parse(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = False,
+    no_cache: NoCacheOpt = False) -> None:
     """Parse FILE and print its structure (computations, instructions, shapes, operands).
 
     Example: hloscope parse --format json fixtures/cpu/mlp_cpu.hlo.txt
     """
+    _cache(no_cache)
     modules = _load(file, strict)
 
     def run() -> None:
@@ -133,11 +144,13 @@ def parse(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
 def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = False,
           per_computation: Annotated[bool, typer.Option(
               "--per-computation", help="Also list every computation's counts (text format).")] = False,
-          ) -> None:
+          
+    no_cache: NoCacheOpt = False) -> None:
     """Count opcodes, fusion kinds and custom-call targets per module and computation.
 
     Example: hloscope stats fixtures/tpu/transformer_v5p.hlo.txt
     """
+    _cache(no_cache)
     modules = _load(file, strict)
 
     def run() -> None:
@@ -200,11 +213,13 @@ def roofline(
     format: FormatOpt = Format.text,
     top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 20,
     no_trip_counts: Annotated[bool, typer.Option("--no-trip-counts", help="Count loop bodies once (XLA's cost_analysis convention).")] = False,
-) -> None:
+
+    no_cache: NoCacheOpt = False) -> None:
     """Per-instruction FLOPs, bytes, intensity and compute/memory time on a chip.
 
     Example: hloscope roofline fixtures/tpu/transformer_v5p.hlo.txt --chip v5p
     """
+    _cache(no_cache)
     from hloscope.cost.chips import get_chip
 
     try:
@@ -301,11 +316,13 @@ def sharding(
     format: FormatOpt = Format.text,
     chip: Annotated[str, typer.Option("--chip", "-c", help="Chip for ICI time estimates.")] = "v5e",
     groups: Annotated[bool, typer.Option("--groups", help="Print every device group (text format).")] = False,
-) -> None:
+
+    no_cache: NoCacheOpt = False) -> None:
     """Per-collective table: groups, mesh axis, bytes, global shape, async overlap, ICI time.
 
     Example: hloscope sharding fixtures/tpu/scaling_book_v5p.hlo.txt --chip v5p
     """
+    _cache(no_cache)
     from hloscope.cost.chips import get_chip
 
     try:
@@ -356,7 +373,8 @@ def kernel(
     instruction: Annotated[str | None, typer.Option("--instruction", "-i", help="Only this custom-call instruction.")] = None,
     mlir: Annotated[bool, typer.Option("--mlir", help="Print the kernel's MLIR (text format).")] = False,
     format: FormatOpt = Format.text,
-) -> None:
+
+    no_cache: NoCacheOpt = False) -> None:
     """Decode custom-call kernels: Pallas/Mosaic MLIR, grid, blocks, memory spaces, VMEM.
 
     Examples:
@@ -365,6 +383,7 @@ def kernel(
 
       hloscope kernel fixtures/tpu/pallas_matmul_v5e.hlo.txt --mlir
     """
+    _cache(no_cache)
     modules = _load(file)
 
     def run() -> None:
@@ -420,11 +439,13 @@ def profile(
     top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 25,
     max_bytes: Annotated[int, typer.Option("--max-bytes", help="Largest (decompressed) profile to read.")] = 2 << 30,
     max_events: Annotated[int, typer.Option("--max-events", help="Most op events to read.")] = 50_000_000,
-) -> None:
+
+    no_cache: NoCacheOpt = False) -> None:
     """The HLO op profile: measured time per instruction and category, vs. the roofline.
 
     Example: hloscope profile /tmp/jax-trace --hlo module.hlo.txt
     """
+    _cache(no_cache)
     from hloscope.trace import TraceError, join, load_profile
     from hloscope.trace.report import detect_chip, profile_report
 
@@ -485,7 +506,8 @@ def graph(
     expand_fusions: Annotated[bool, typer.Option("--expand-fusions/--collapse-fusions", help="Draw fused computations as clusters.")] = False,
     max_nodes: Annotated[int, typer.Option("--max-nodes", help="Draw at most this many instructions.")] = 200,
     chip: Annotated[str | None, typer.Option("--chip", "-c", help="Chip for the lint findings shown.")] = None,
-) -> None:
+
+    no_cache: NoCacheOpt = False) -> None:
     """Draw a computation or an instruction's neighbourhood with Graphviz.
 
     Examples:
@@ -494,6 +516,7 @@ def graph(
 
       hloscope graph big.hlo.txt --around fusion.3 --depth 2 -o around.png
     """
+    _cache(no_cache)
     suffix = output.suffix.lower()
     if suffix not in (".svg", ".png", ".pdf", ".dot"):
         fail(f"error: unsupported output {output}; use .svg, .png, .pdf or .dot")
@@ -559,6 +582,24 @@ def _kernel_tooltips(module) -> dict[str, str]:
     return out
 
 
+def _progress_bar():
+    """A progress callback drawing on stderr when it is a terminal (nothing in CI logs)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if total < 2:
+            return
+        width = 30
+        filled = width * done // total
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
 class LintFormat(str, Enum):
     text = "text"
     json = "json"
@@ -574,7 +615,7 @@ def _split(values: list[str] | None) -> list[str] | None:
 
 @app.command()
 def lint(
-    files: Annotated[list[Path], typer.Argument(help="HLO text files.")],
+    files: Annotated[list[Path], typer.Argument(help="HLO text files, or folders of XLA dumps.")],
     format: Annotated[LintFormat, typer.Option("--format", "-f", help="Output format.")] = LintFormat.text,
     select: Annotated[list[str] | None, typer.Option("--select", help="Rules to run: codes, prefixes (H0), names, ALL. Comma-separated or repeated.")] = None,
     ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip, same forms as --select.")] = None,
@@ -585,7 +626,9 @@ def lint(
     write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Record the current findings as the baseline and exit 0.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
     trace: Annotated[Path | None, typer.Option("--trace", help="A jax.profiler profile: findings gain measured time; trace rules run.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core).")] = 0,
     strict: StrictOpt = False,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Check HLO files against hloscope's rules and report findings.
 
@@ -595,8 +638,11 @@ def lint(
 
       hloscope lint --select H001,H002 --fail-on error dump/*.txt
 
-      hloscope lint --format sarif -o results.sarif module.hlo.txt
+      hloscope lint --format sarif module.hlo.txt > results.sarif
+
+      hloscope lint xla_dump_dir/        (its *after_optimizations.txt, in parallel)
     """
+    _cache(no_cache)
     from hloscope.lint import LintError, exit_code, lint_files, merge
     from hloscope.report import FORMATS
     from hloscope.rules.base import Severity
@@ -612,9 +658,14 @@ def lint(
     opts.baseline = baseline
     opts.trace = trace
 
+    import os
+
+    workers = jobs if jobs > 0 else (os.cpu_count() or 1)
+    bar = _progress_bar()
+
     def run():
         try:
-            return lint_files(files, opts)
+            return lint_files(files, opts, jobs=workers, progress=bar)
         except LintError as e:
             fail(f"error: {e}")
 

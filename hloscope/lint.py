@@ -63,45 +63,140 @@ def build_rules(opts: LintOptions) -> list[Rule]:
     return out
 
 
-def lint_files(paths: list[str | Path], opts: LintOptions) -> LintReport:
-    """Parse every file first (a ParseError aborts before any finding is reported),
-    then run the rules."""
-    chip = None
-    if opts.chip:
-        from hloscope.cost.chips import get_chip
+DUMP_PATTERNS = ("*after_optimizations.txt", "*.hlo.txt", "*.hlo")
 
+
+def expand(paths: list[str | Path], pattern: str | None = None) -> list[Path]:
+    """Files to lint: files as given; directories searched recursively for `pattern`
+    (default: XLA's *after_optimizations.txt dumps if the folder has any, else *.hlo.txt
+    and *.hlo), buffer-assignment dumps left out."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.is_dir():
+            out.append(p)
+            continue
+        patterns = [pattern] if pattern else [
+            next((pat for pat in DUMP_PATTERNS if any(p.rglob(pat))), DUMP_PATTERNS[0])]
+        if not pattern and patterns[0] != DUMP_PATTERNS[0]:
+            patterns = list(DUMP_PATTERNS[1:])
+        found = sorted({f for pat in patterns for f in p.rglob(pat)
+                        if f.is_file() and "buffer-assignment" not in f.name})
+        if not found:
+            raise LintError(f"{p}: no files matching {' or '.join(patterns)}")
+        out.extend(found)
+    return out
+
+
+@dataclass
+class FileResult:
+    findings: list
+    notes: list[str]
+    instructions: int
+    suppressed: int
+
+
+def _options_key(opts: LintOptions) -> str:
+    import json
+
+    return json.dumps({"select": opts.select, "ignore": opts.ignore, "chip": opts.chip,
+                       "rules": opts.rule_options, "strict": opts.strict}, sort_keys=True, default=str)
+
+
+def lint_one(path: Path, opts: LintOptions) -> FileResult:
+    """Findings for one file (from the cache when file, options and hloscope are unchanged)."""
+    from hloscope import cache
+
+    k = ""
+    if cache.enabled and opts.trace is None:
         try:
-            chip = get_chip(opts.chip)
-        except KeyError as e:
-            raise LintError(e.args[0]) from None
+            k = cache.key(Path(path).read_bytes(), _options_key(opts))
+        except OSError:
+            k = ""
+        hit = cache.get("lint", k) if k else None
+        if hit is not None:
+            return hit
+    chip = _chip(opts)
     rules = build_rules(opts)
-    modules = []
-    sources: dict[str, list[str]] = {}
-    for path in paths:
-        parsed = load(path, strict=opts.strict)
-        modules.extend(parsed)
-        sources[str(path)] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-    index = None
-    notes: list[str] = []
-    if opts.trace is not None:
-        from hloscope.trace import TraceError, join, load_profile
+    modules = load(path, strict=opts.strict)
+    sources = {str(path): Path(path).read_text(encoding="utf-8", errors="replace").splitlines()}
+    index, notes = _trace(opts, modules, chip)
+    if chip is None and index is not None:
         from hloscope.trace.report import detect_chip
 
-        try:
-            profile = load_profile(opts.trace)
-        except TraceError as e:
-            raise LintError(str(e)) from None
-        index = join(profile, modules)
-        notes.extend(index.warnings)
-        if chip is None:
-            chip = detect_chip(profile.device_kind)
-            if chip is not None:
-                notes.append(f"chip {chip.name} detected from the trace")
-        matched = sum(s.count for s in index.stats.values())
-        notes.append(f"trace: {matched} op events linked to instructions, "
-                     f"{sum(u['count'] for u in index.unmatched)} unmatched, {index.steps} step(s)")
+        chip = detect_chip(index.device_kind)
+        if chip is not None:
+            notes.append(f"chip {chip.name} detected from the trace")
     result = run(modules, rules, chip=chip, sources=sources, trace=index)
-    findings = result.findings
+    out = FileResult(result.findings, notes + result.notes, result.instructions, result.suppressed)
+    if k:
+        cache.put("lint", k, out)
+    return out
+
+
+def _chip(opts: LintOptions):
+    if not opts.chip:
+        return None
+    from hloscope.cost.chips import get_chip
+
+    try:
+        return get_chip(opts.chip)
+    except KeyError as e:
+        raise LintError(e.args[0]) from None
+
+
+def _trace(opts: LintOptions, modules, chip):
+    if opts.trace is None:
+        return None, []
+    from hloscope.trace import TraceError, join, load_profile
+
+    try:
+        profile = load_profile(opts.trace)
+    except TraceError as e:
+        raise LintError(str(e)) from None
+    index = join(profile, modules)
+    notes = list(index.warnings)
+    matched = sum(s.count for s in index.stats.values())
+    notes.append(f"trace: {matched} op events linked to instructions, "
+                 f"{sum(u['count'] for u in index.unmatched)} unmatched, {index.steps} step(s)")
+    return index, notes
+
+
+def _init_worker(cache_enabled: bool) -> None:
+    from hloscope import cache
+
+    cache.enabled = cache_enabled
+
+
+def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
+               progress=None) -> LintReport:
+    """Lint files (directories expanded). With jobs > 1 files are linted in parallel
+    processes; results are merged in input order, so they equal the serial result.
+    Every file is parsed before anything is reported: a ParseError aborts the run."""
+    from hloscope import cache
+
+    files = expand(paths)
+    rules = build_rules(opts)  # validates the selection and options up front
+    _chip(opts)
+    results: list[FileResult] = []
+    if jobs > 1 and len(files) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(files)), initializer=_init_worker,
+                                 initargs=(cache.enabled,)) as pool:
+            futures = [pool.submit(lint_one, f, opts) for f in files]
+            for n, fut in enumerate(futures, 1):
+                results.append(fut.result())
+                if progress:
+                    progress(n, len(files))
+    else:
+        for n, f in enumerate(files, 1):
+            results.append(lint_one(f, opts))
+            if progress:
+                progress(n, len(files))
+    findings = [f for r in results for f in r.findings]
+    findings.sort(key=lambda f: (-f.sort_cost, f.file, f.line, f.column, f.code))
+    notes = list(dict.fromkeys(n for r in results for n in r.notes))
     baselined = 0
     if opts.baseline is not None:
         from hloscope.rules.baseline import apply_baseline, read_baseline
@@ -111,10 +206,12 @@ def lint_files(paths: list[str | Path], opts: LintOptions) -> LintReport:
         except ValueError as e:
             raise LintError(str(e)) from None
         findings, baselined = apply_baseline(findings, known)
+    sources = {str(f): Path(f).read_text(encoding="utf-8", errors="replace").splitlines() for f in files}
     return LintReport(
-        findings=findings, rules=[type(r) for r in rules], files=[str(p) for p in paths],
-        instructions=result.instructions, suppressed=result.suppressed, baselined=baselined,
-        notes=notes + result.notes, sources=sources,
+        findings=findings, rules=[type(r) for r in rules], files=[str(f) for f in files],
+        instructions=sum(r.instructions for r in results),
+        suppressed=sum(r.suppressed for r in results), baselined=baselined,
+        notes=notes, sources=sources,
     )
 
 

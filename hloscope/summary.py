@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from hloscope.ir import Computation, Instruction, Module
+from hloscope.ir import Instruction, Module
 
 
 def instruction_json(instr: Instruction) -> dict[str, Any]:
@@ -43,36 +43,41 @@ def _kind(instr: Instruction) -> str | None:
     return None
 
 
-def _counts(instrs: list[Instruction]) -> dict[str, Any]:
+def _counters(instrs: list[Instruction]) -> tuple[Counter, Counter, Counter]:
     opcodes = Counter(i.opcode for i in instrs)
     kinds = Counter(k for i in instrs if (k := _kind(i)))
     targets = Counter(
         str(i.attr("custom_call_target")) for i in instrs if i.opcode == "custom-call"
     )
+    return opcodes, kinds, targets
+
+
+def _as_json(n: int, opcodes: Counter, kinds: Counter, targets: Counter) -> dict[str, Any]:
     return {
-        "instructions": len(instrs),
+        "instructions": n,
         "opcodes": dict(opcodes.most_common()),
         "fusion_kinds": dict(kinds.most_common()),
         "custom_call_targets": dict(targets.most_common()),
     }
 
 
-def computation_stats(comp: Computation, module: Module, fused: set[str]) -> dict[str, Any]:
-    return {
-        "name": comp.name,
-        "is_entry": comp is module.entry,
-        "is_fusion": comp.name in fused,
-        **_counts(comp.instructions),
-    }
-
-
 def module_stats(module: Module) -> dict[str, Any]:
     fused = module.fusion_computations()
+    per_comp = []
+    total = (Counter(), Counter(), Counter())
+    entry = module.entry
+    for comp in module.computations:
+        counters = _counters(comp.instructions)
+        for acc, c in zip(total, counters):
+            acc.update(c)
+        per_comp.append({"name": comp.name, "is_entry": comp is entry,
+                         "is_fusion": comp.name in fused,
+                         **_as_json(len(comp.instructions), *counters)})
     return {
         "name": module.name,
         "path": module.path,
         "computations": len(module.computations),
         "fusion_computations": len(fused),
-        **_counts(module.instructions()),
-        "per_computation": [computation_stats(c, module, fused) for c in module.computations],
+        **_as_json(sum(len(c.instructions) for c in module.computations), *total),
+        "per_computation": per_comp,
     }

@@ -10,6 +10,7 @@ missing leading dimensions as 1 (scalars with T(256) take 256 elements).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from math import prod
 
 from hloscope.ir.layout import COMBINE_DIM
@@ -64,6 +65,7 @@ def _tile(dims: list[int], tile: tuple[int, ...]) -> list[int]:
     return dims
 
 
+@lru_cache(maxsize=16384)
 def array_memory(shape: Shape) -> ArrayMemory:
     """Padded dims and bytes of an array shape (tuples: use `memory_leaves`)."""
     if not shape.is_array:

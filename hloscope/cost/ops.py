@@ -207,6 +207,11 @@ class CostModel:
                 trips = 1
             for name in (cond, body):
                 c.add(self.computation_compute(name), trips)
+        elif op == "sort":
+            # XLA: n log2(n) comparisons over all elements of the (first) operand
+            shapes = self.operand_shapes(instr)
+            n = shapes[0].num_elements if shapes and shapes[0].is_array else 0
+            c.flops = float(n * max(1, (n - 1).bit_length())) if n > 1 else 0.0
         elif op == "custom-call":
             estimate = kernel_cost_estimate(instr)
             c.flops = float(estimate.get("flops", 0))

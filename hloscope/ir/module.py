@@ -24,6 +24,7 @@ class Module:
     path: str = "<string>"
     line: int = 1
     _by_name: dict[str, Computation] | None = None
+    _entry: tuple[int, Computation | None] | None = None  # (len(computations), entry)
 
     @property
     def by_name(self) -> dict[str, Computation]:
@@ -36,11 +37,12 @@ class Module:
 
     @property
     def entry(self) -> Computation | None:
-        for comp in self.computations:
-            if comp.is_entry:
-                return comp
-        # XLA takes the last computation when none is marked ENTRY.
-        return self.computations[-1] if self.computations else None
+        if self._entry is None or self._entry[0] != len(self.computations):
+            found = next((c for c in self.computations if c.is_entry), None)
+            # XLA takes the last computation when none is marked ENTRY.
+            self._entry = (len(self.computations),
+                           found or (self.computations[-1] if self.computations else None))
+        return self._entry[1]
 
     def instructions(self) -> list[Instruction]:
         return [i for c in self.computations for i in c.instructions]

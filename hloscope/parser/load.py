@@ -80,10 +80,21 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
 
 
 def load(path: str | Path, strict: bool = False) -> list[Module]:
-    """Read and parse an HLO text file."""
+    """Read and parse an HLO text file (served from the on-disk cache when unchanged)."""
+    from hloscope import cache
+
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as e:
         raise ParseError(f"cannot read file: {e.strerror or e}", str(path), 0, 0) from None
-    return parse(decode(data, str(path)), str(path), strict=strict)
+    k = cache.key(data, "strict" if strict else "fast") if cache.enabled else ""
+    modules = cache.get("modules", k) if k else None
+    if modules is not None:
+        for m in modules:
+            m.path = str(path)
+        return modules
+    modules = parse(decode(data, str(path)), str(path), strict=strict)
+    if k:
+        cache.put("modules", k, modules)
+    return modules

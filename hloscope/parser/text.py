@@ -6,14 +6,18 @@ import re
 
 # A quoted string, or a comment (group 1): comments are removed, strings kept.
 _COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|(/\*.*?\*/|//[^\n]*)', re.S)
-# The only characters that matter for nesting: brackets, commas and strings.
-_STRUCT = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[(){}\[\],"\']')
+# Jump to the next character that matters for nesting, skipping plain text and whole
+# strings in C: group 1 is a bracket, a comma (depth 0 only), or a quote that never closes.
+_STR = r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\''
+# (unrolled loops: linear time, no nested quantifiers to backtrack through)
+_NEXT_TOP = re.compile(r'[^(){}\[\],"\']*(?:(?:' + _STR + r')[^(){}\[\],"\']*)*([(){}\[\],"\'])')
+_NEXT_IN = re.compile(r'[^(){}\[\]"\']*(?:(?:' + _STR + r')[^(){}\[\]"\']*)*([(){}\[\]"\'])')
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
 
 def strip_comments(s: str) -> str:
     """Remove /*...*/ and //... comments that are not inside strings."""
-    if "/" not in s:
+    if "/*" not in s and "//" not in s:
         return s
     return _COMMENT.sub(lambda m: "" if m.group(1) else m.group(0), s)
 
@@ -32,21 +36,23 @@ def split_top(s: str, start: int = 0, end: int | None = None) -> list[tuple[int,
     end = len(s) if end is None else end
     spans: list[tuple[int, int]] = []
     stack: list[str] = []
-    piece = start
-    for m in _STRUCT.finditer(s, start, end):
-        c = m.group()
-        if len(c) > 1:
-            continue
+    piece = pos = start
+    while True:
+        m = (_NEXT_IN if stack else _NEXT_TOP).match(s, pos, end)
+        if m is None or m.group(1) is None:
+            break
+        c = m.group(1)
+        i = m.start(1)
+        pos = i + 1
         if c in "\"'":
-            raise ValueError(f"unterminated string at offset {m.start()}")
+            raise ValueError(f"unterminated string at offset {i}")
         if c in _OPEN:
             stack.append(_OPEN[c])
         elif c == ",":
-            if not stack:
-                spans.append((piece, m.start()))
-                piece = m.end()
+            spans.append((piece, i))
+            piece = pos
         elif not stack or stack.pop() != c:
-            raise ValueError(f"unmatched {c!r} at offset {m.start()}")
+            raise ValueError(f"unmatched {c!r} at offset {i}")
     if stack:
         raise Unbalanced("unclosed bracket")
     spans.append((piece, end))
@@ -55,17 +61,20 @@ def split_top(s: str, start: int = 0, end: int | None = None) -> list[tuple[int,
 
 def match_close(s: str, i: int) -> int:
     """Index of the bracket closing the one at s[i]."""
-    stack: list[str] = []
-    for m in _STRUCT.finditer(s, i):
-        c = m.group()
-        if len(c) > 1 or c == ",":
-            continue
+    stack = [_OPEN[s[i]]]
+    pos = i + 1
+    while True:
+        m = _NEXT_IN.match(s, pos)
+        if m is None or m.group(1) is None:
+            raise Unbalanced("unclosed bracket")
+        c = m.group(1)
+        j = m.start(1)
+        pos = j + 1
         if c in "\"'":
-            raise ValueError(f"unterminated string at offset {m.start()}")
+            raise ValueError(f"unterminated string at offset {j}")
         if c in _OPEN:
             stack.append(_OPEN[c])
-        elif not stack or stack.pop() != c:
-            raise ValueError(f"unmatched {c!r} at offset {m.start()}")
+        elif stack.pop() != c:
+            raise ValueError(f"unmatched {c!r} at offset {j}")
         elif not stack:
-            return m.start()
-    raise Unbalanced("unclosed bracket")
+            return j

@@ -1,0 +1,73 @@
+"""On-disk cache of parsed modules and lint results, keyed by content hash.
+
+Location: $HLOSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/hloscope, else ~/.cache/hloscope.
+Keys include hloscope's version and the grammar's hash, so an upgrade never serves
+stale results. Any cache problem (unwritable, corrupt entry) falls back to the work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from hloscope import __version__
+
+enabled = True  # the CLI's --no-cache turns this off for the process
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("HLOSCOPE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hloscope"
+
+
+@cache
+def _code_salt() -> str:
+    """hloscope's version, grammar and source: any change to them is a new cache."""
+    from hloscope.parser.grammar import grammar_path
+
+    h = hashlib.sha256(__version__.encode())
+    h.update(grammar_path().read_bytes())
+    for src in sorted(Path(__file__).resolve().parent.rglob("*.py")):
+        h.update(src.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def key(*parts: bytes | str) -> str:
+    h = hashlib.sha256(_code_salt().encode())
+    for part in parts:
+        h.update(b"\0")
+        h.update(part if isinstance(part, bytes) else part.encode())
+    return h.hexdigest()
+
+
+def get(kind: str, k: str) -> Any | None:
+    if not enabled:
+        return None
+    path = cache_dir() / kind / f"{k}.pickle"
+    try:
+        with path.open("rb") as f:
+            return pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+        return None
+
+
+def put(kind: str, k: str, value: Any) -> None:
+    if not enabled:
+        return
+    folder = cache_dir() / kind
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, folder / f"{k}.pickle")
+    except (OSError, pickle.PicklingError):
+        pass  # a cache is an optimisation: never fail the command over it

@@ -1,0 +1,94 @@
+"""The cached and parallel paths give exactly the results of the plain serial ones."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from conftest import FIXTURES
+from irdump import dump_module
+from typer.testing import CliRunner
+
+from hloscope import cache
+from hloscope.cli import app
+from hloscope.lint import LintOptions, expand, lint_files
+from hloscope.parser import load
+
+runner = CliRunner()
+
+
+def _keys(report):
+    return [(f.key, f.message, f.line, f.column) for f in report.findings]
+
+
+def test_cached_modules_equal_parsed_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "c"))
+    path = FIXTURES / "tpu" / "transformer_v5p.hlo.txt"
+    first = load(path)
+    assert list((tmp_path / "c" / "modules").glob("*.pickle"))
+    second = load(path)  # from the cache
+    cache.enabled = False
+    try:
+        fresh = load(path)
+    finally:
+        cache.enabled = True
+    assert [dump_module(m) for m in second] == [dump_module(m) for m in fresh] == [dump_module(m) for m in first]
+
+
+def test_cached_lint_equals_fresh_lint(tmp_path, monkeypatch):
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "c"))
+    files = sorted((FIXTURES / "rules").glob("H*/*.hlo.txt"))
+    opts = LintOptions(chip="v5p")
+    cold = lint_files(files, opts)
+    warm = lint_files(files, opts)
+    assert list((tmp_path / "c" / "lint").glob("*.pickle"))
+    cache.enabled = False
+    try:
+        fresh = lint_files(files, opts)
+    finally:
+        cache.enabled = True
+    assert _keys(cold) == _keys(warm) == _keys(fresh)
+    assert warm.instructions == fresh.instructions
+
+
+def test_changed_options_or_file_miss_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "c"))
+    src = FIXTURES / "rules" / "H003" / "narrow_kernel_operand_v5e.hlo.txt"
+    f = tmp_path / "x.hlo.txt"
+    shutil.copy(src, f)
+    assert len(lint_files([f], LintOptions(select=["H003"])).findings) == 2
+    assert len(lint_files([f], LintOptions(select=["H002"])).findings) == 2
+    f.write_text(src.read_text().replace("f32[16384,8]", "f32[16384,8]", 1) + "\n// changed\n")
+    assert len(lint_files([f], LintOptions(select=["H003"])).findings) == 2
+
+
+def test_parallel_directory_lint_equals_serial():
+    serial = lint_files([FIXTURES], LintOptions(chip="v5p"), jobs=1)
+    parallel = lint_files([FIXTURES], LintOptions(chip="v5p"), jobs=2)
+    assert serial.files == parallel.files and len(serial.files) > 40
+    assert _keys(serial) == _keys(parallel)
+    assert serial.instructions == parallel.instructions
+
+
+def test_directory_expansion_prefers_xla_dump_names(tmp_path):
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    base = (FIXTURES / "cpu" / "mlp_cpu.hlo.txt").read_text()
+    (dump / "module_0001.jit_f.before_optimizations.txt").write_text(base)
+    (dump / "module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt").write_text(base)
+    (dump / "module_0001.jit_f.sm_8.0_gpu_after_optimizations-buffer-assignment.txt").write_text("x")
+    assert [p.name for p in expand([dump])] == ["module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt"]
+    res = runner.invoke(app, ["lint", str(dump), "--format", "json", "--no-cache"])
+    assert json.loads(res.stdout)["summary"]["files"] == 1
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = runner.invoke(app, ["lint", str(empty)])
+    assert res.exit_code == 2 and "no files matching" in res.output
+
+
+def test_no_cache_flag_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "c"))
+    for args in (["stats"], ["lint"], ["parse"]):
+        runner.invoke(app, [*args, "--no-cache", str(FIXTURES / "cpu" / "mlp_cpu.hlo.txt")])
+    cache.enabled = True
+    assert not (tmp_path / "c").exists()
