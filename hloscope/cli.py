@@ -80,6 +80,7 @@ def fail(message: str) -> NoReturn:
 def _load(path: Path, strict: bool = False):
     from hloscope.parser import ParseError, load
 
+    _state["file"] = str(path)
     try:
         return load(path, strict=strict)
     except ParseError as e:
@@ -97,6 +98,8 @@ def _guard(fn, *args):
     except ParseError as e:
         if _state["debug"]:
             raise
+        if not e.path or e.path == "<string>":  # raised by a value parsed on first use
+            e.path = _state.get("file", "")
         fail(e.render())
     except (typer.Exit, KeyboardInterrupt):
         raise
@@ -191,6 +194,7 @@ def _print_counts(s: dict, indent: str) -> None:
 
 
 def _human_bytes(n: float) -> str:
+    n = float(n) if abs(n) < 1e300 else 1e300
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"

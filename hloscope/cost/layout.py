@@ -75,15 +75,15 @@ def array_memory(shape: Shape) -> ArrayMemory:
     bits = shape.element_bits
     logical_bytes = (prod(dims) * bits + 7) // 8
     padded = list(dims)
-    extra = 1.0
+    num, den = 1, 1  # growth of each tile from padding by the inner tile levels (exact)
     if tiles:
         padded = _tile(padded, tiles[0])
         prev = tiles[0]
         for tile in tiles[1:]:
-            padded_tile = _tile(list(prev), tile)
-            extra *= prod(padded_tile) / prod(d for d in prev if d != COMBINE_DIM)
+            num *= prod(_tile([d if d != COMBINE_DIM else 1 for d in prev], tile))
+            den *= prod(d for d in prev if d != COMBINE_DIM)
             prev = tile
-    padded_elems = int(prod(padded) * extra)
+    padded_elems = prod(padded) * num // max(den, 1)
     space = shape.layout.memory_space if shape.layout is not None else 0
     return ArrayMemory(
         shape=shape.text(),

@@ -81,6 +81,8 @@ def _valid_pairs(in_size: int, win: int, out: int, stride: int, lo: int, lhs_dil
     """(output, window) position pairs that land on a real input element, not on
     padding or a hole left by base (lhs) dilation."""
     dilated = (in_size - 1) * lhs_dil + 1 if in_size else 0
+    if out * win > 10_000_000:  # too big to enumerate: every pair counts (an upper bound)
+        return out * win
     count = 0
     for o in range(out):
         base = o * stride - lo
@@ -165,9 +167,14 @@ class CostModel:
     def trip_count(self, instr: Instruction) -> int | None:
         config = instr.attr("backend_config")
         if isinstance(config, dict):
-            n = config.get("known_trip_count", {}).get("n")
-            if n is not None:
-                return int(n)
+            n = config.get("known_trip_count", {})
+            n = n.get("n") if isinstance(n, dict) else None
+            try:
+                value = int(n) if n is not None else None
+            except (TypeError, ValueError):
+                return None
+            if value is not None and 0 <= value <= 1 << 40:
+                return value
         return None
 
     # -- the model

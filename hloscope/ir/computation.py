@@ -30,6 +30,9 @@ class Computation:
     def __len__(self) -> int:
         return len(self.instructions)
 
+    def __bool__(self) -> bool:  # a computation is a thing, even an empty one
+        return True
+
     @property
     def by_name(self) -> dict[str, Instruction]:
         if self._by_name is None:

@@ -28,7 +28,7 @@ class Module:
 
     @property
     def by_name(self) -> dict[str, Computation]:
-        if self._by_name is None:
+        if self._by_name is None or len(self._by_name) != len(self.computations):
             self._by_name = {c.name: c for c in self.computations}
         return self._by_name
 

@@ -7,9 +7,16 @@ from itertools import product
 from math import prod
 
 
+MAX_DEVICES = 1 << 20  # no real mesh is larger; a bound against absurd iota dims
+
+
 def iota_devices(dims: tuple[int, ...], perm: tuple[int, ...] | None) -> list[int]:
     """Device ids of `<=[dims]T(perm)`: iota over dims, transposed by perm, flattened."""
     n = prod(dims)
+    if n > MAX_DEVICES or any(d < 0 for d in dims):
+        raise ValueError(f"iota over {list(dims)} names {n} devices (limit {MAX_DEVICES})")
+    if perm and sorted(perm) != list(range(len(dims))):
+        raise ValueError(f"T{tuple(perm)} is not a permutation of {len(dims)} dimensions")
     if not perm:
         return list(range(n))
     # Strides of the untransposed row-major array, read in permuted order.
@@ -42,7 +49,11 @@ class ReplicaGroups:
 
 def iota_groups(shape: tuple[int, ...], dims: tuple[int, ...], perm: tuple[int, ...]) -> tuple:
     flat = iota_devices(dims, perm)
+    if prod(shape) != len(flat):
+        raise ValueError(f"[{','.join(map(str, shape))}] groups do not cover the {len(flat)} devices")
     size = shape[-1] if shape else len(flat)
+    if size <= 0:
+        raise ValueError("empty replica groups")
     return tuple(tuple(flat[i : i + size]) for i in range(0, len(flat), size))
 
 
@@ -50,6 +61,11 @@ def mesh_groups(axes: tuple[tuple[str, int], ...], refs: tuple[str, ...]) -> tup
     """Groups of devices that differ only along the referenced mesh axes."""
     names = [a for a, _ in axes]
     sizes = [s for _, s in axes]
+    if prod(sizes) > MAX_DEVICES or any(s < 0 for s in sizes):
+        raise ValueError(f"mesh of {prod(sizes)} devices (limit {MAX_DEVICES})")
+    missing = [r for r in refs if r not in names]
+    if missing:
+        raise ValueError(f"mesh axes {missing} are not in the mesh {names}")
     strides = [prod(sizes[i + 1 :]) for i in range(len(sizes))]
     ref_idx = [names.index(r) for r in refs]
     other = [i for i in range(len(names)) if i not in ref_idx]

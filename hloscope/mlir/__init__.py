@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from hloscope.mlir.decode import DecodeError, KernelBody, decode_custom_call
-from hloscope.mlir.summary import KernelSummary, summarize
+from hloscope.mlir.summary import CallInfo, KernelSummary, summarize
 
-__all__ = ["DecodeError", "KernelBody", "KernelSummary", "decode_custom_call", "summarize"]
+__all__ = ["CallInfo", "DecodeError", "KernelBody", "KernelSummary", "decode_custom_call", "summarize"]

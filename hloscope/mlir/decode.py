@@ -51,8 +51,11 @@ def _backend_config(instr: Instruction) -> dict[str, Any]:
 
 
 def decode_custom_call(instr: Instruction, max_bytes: int = MAX_BODY_BYTES) -> KernelBody:
-    target = str(instr.attr("custom_call_target", ""))
-    config = _backend_config(instr)
+    """Decode in this process (see hloscope.mlir.worker for the isolated route)."""
+    return decode_config(str(instr.attr("custom_call_target", "")), _backend_config(instr), max_bytes)
+
+
+def decode_config(target: str, config: dict[str, Any], max_bytes: int = MAX_BODY_BYTES) -> KernelBody:
     if target == "tpu_custom_call":
         ccc = config.get("custom_call_config")
         if not isinstance(ccc, dict) or "body" not in ccc:
@@ -97,9 +100,15 @@ def _decode_mosaic(raw: bytes, target: str, meta: dict[str, Any]) -> KernelBody:
                 except Exception as e:  # noqa: BLE001 - an old or future kernel version
                     notes.append(f"Mosaic deserialization failed ({str(e).splitlines()[0]}); "
                                  "showing the stored (stable_mosaic) form")
-            text = str(module) if not generic else module.operation.get_asm(print_generic_op_form=True)
+            # Printed as bytes: a corrupt body can hold invalid UTF-8, and the bindings'
+            # str() would abort the process on it (a C++ exception, not a Python one).
+            raw_asm = module.operation.get_asm(binary=True, print_generic_op_form=generic)
     except Exception as e:  # noqa: BLE001 - bytecode from a newer MLIR, truncated body, ...
         raise DecodeError(f"cannot read kernel bytecode: {str(e).splitlines()[0]}") from None
+    try:
+        text = raw_asm.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DecodeError("kernel bytecode holds text that is not UTF-8 (corrupt body)") from None
     return KernelBody(target, meta, text, module=module, context=ctx, generic=generic, notes=notes)
 
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hloscope.ir import Instruction, Module
-from hloscope.mlir.decode import DecodeError, KernelBody, decode_custom_call
-from hloscope.mlir.summary import KernelSummary, summarize
+from hloscope.mlir.decode import TEXT_IR_KEYS, KernelBody, _backend_config
+from hloscope.mlir.summary import CallInfo, KernelSummary
 
 
 @dataclass
@@ -55,25 +55,74 @@ class Kernel:
 
 
 def kernels(module: Module, operand_shapes=None) -> list[Kernel]:
-    """Custom calls of the module; `operand_shapes(instr)` gives operand Shapes."""
+    """Custom calls of the module; `operand_shapes(instr)` gives operand Shapes. Kernel
+    bodies are decoded in a child process (see hloscope.mlir.worker)."""
     if operand_shapes is None:
         from hloscope.cost.ops import CostModel
 
         operand_shapes = CostModel(module).operand_shapes
-    out: list[Kernel] = []
-    for instr in module.instructions():
-        if instr.opcode != "custom-call":
-            continue
+    calls = [i for i in module.instructions() if i.opcode == "custom-call"]
+    items = []
+    for instr in calls:
         target = str(instr.attr("custom_call_target", ""))
-        shapes = operand_shapes(instr)
-        body = summary = error = None
-        try:
-            body = decode_custom_call(instr)
-            if body.module is not None and not body.generic:
-                summary = summarize(body, instr, shapes)
-        except DecodeError as e:
-            error = str(e)
-        except Exception as e:  # noqa: BLE001 - an unexpected kernel: report, do not crash
-            error = f"cannot summarize kernel: {type(e).__name__}: {e}"
-        out.append(Kernel(instr, target, body, summary, error, shapes))
+        items.append((target, _backend_config(instr), CallInfo.of(instr, operand_shapes(instr))))
+    results = decode_isolated(items)
+    out: list[Kernel] = []
+    for instr, (target, config, _), (status, error, text, summary, notes) in zip(calls, items, results):
+        body = None
+        if status == "ok":
+            meta = config.get("custom_call_config", config) if isinstance(config, dict) else {}
+            meta = {k: v for k, v in meta.items() if k not in ("body",) + TEXT_IR_KEYS}
+            body = KernelBody(target, meta, text, notes=list(notes))
+        out.append(Kernel(instr, target, body, summary, error, operand_shapes(instr)))
     return out
+
+
+_DECODED: dict[bytes, tuple] = {}  # per process: the same body is decoded once
+
+
+def decode_isolated(items: list) -> list[tuple]:
+    """Results for the items, decoding the ones not seen before in a worker process."""
+    import hashlib
+    import pickle
+
+    keys = [hashlib.sha256(pickle.dumps(item)).digest() for item in items]
+    todo = {k: item for k, item in zip(keys, items) if k not in _DECODED}
+    if todo:
+        for k, result in zip(todo, _run_worker(list(todo.values()))):
+            _DECODED[k] = result
+    return [_DECODED[k] for k in keys]
+
+
+def _run_worker(items: list) -> list[tuple]:
+    """Run hloscope.mlir.worker on the items; an item that kills it is reported."""
+    import pickle
+    import struct
+    import subprocess
+    import sys
+
+    results: list[tuple] = []
+    pending = list(items)
+    while pending:
+        if not any(t == "tpu_custom_call" for t, _, _ in pending):
+            # nothing for the MLIR bindings: no need for a child process
+            from hloscope.mlir.worker import _one
+
+            results.extend(_one(item) for item in pending)
+            break
+        proc = subprocess.run([sys.executable, "-m", "hloscope.mlir.worker"],
+                              input=pickle.dumps(pending), capture_output=True)
+        data, pos, got = proc.stdout, 0, []
+        while pos + 8 <= len(data):
+            (n,) = struct.unpack_from("<Q", data, pos)
+            if pos + 8 + n > len(data):
+                break
+            got.append(pickle.loads(data[pos + 8 : pos + 8 + n]))
+            pos += 8 + n
+        results.extend(got)
+        pending = pending[len(got):]
+        if pending:  # the worker died on pending[0]
+            results.append(("error", "the MLIR decoder crashed on this kernel body (corrupt?)",
+                            None, None, []))
+            pending = pending[1:]
+    return results

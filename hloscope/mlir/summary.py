@@ -112,15 +112,6 @@ def _used(value, depth: int = 0) -> bool:
     return False
 
 
-def _hlo_shapes(instr: Instruction, operand_shapes: list, n_prefetch: int) -> list[list[int] | None]:
-    out: list[list[int] | None] = [list(s.dims) for s in operand_shapes[n_prefetch:]]
-    if len(out) < len(instr.operands) - n_prefetch:
-        out += [None] * (len(instr.operands) - n_prefetch - len(out))
-    results = instr.shape.elements if instr.shape.is_tuple else (instr.shape,)
-    out.extend(list(r.dims) for r in results)
-    return out
-
-
 def _walk(op):
     yield op
     for region in op.regions:
@@ -129,14 +120,28 @@ def _walk(op):
                 yield from _walk(inner.operation)
 
 
-def summarize(body: KernelBody, instr: Instruction, operand_shapes: list | None = None) -> KernelSummary:
-    """Summary of a decoded Mosaic kernel (requires body.module). `operand_shapes`:
-    the custom call's operand Shapes, for the whole-array shapes of its blocks."""
+@dataclass(frozen=True)
+class CallInfo:
+    """What the summary needs of the custom call: its operands' and results' dims."""
+
+    operand_dims: tuple[tuple[int, ...] | None, ...]
+    result_dims: tuple[tuple[int, ...], ...]
+
+    @classmethod
+    def of(cls, instr: Instruction, operand_shapes: list) -> CallInfo:
+        results = instr.shape.elements if instr.shape.is_tuple else (instr.shape,)
+        dims = [tuple(s.dims) for s in operand_shapes]
+        dims += [None] * (len(instr.operands) - len(dims))
+        return cls(tuple(dims), tuple(tuple(r.dims) for r in results))
+
+
+def summarize(body: KernelBody, call: CallInfo) -> KernelSummary:
+    """Summary of a decoded Mosaic kernel (requires body.module)."""
     with body.context:
-        return _summarize(body, instr, operand_shapes or [])
+        return _summarize(body, call)
 
 
-def _summarize(body: KernelBody, instr: Instruction, operand_shapes: list) -> KernelSummary:
+def _summarize(body: KernelBody, call: CallInfo) -> KernelSummary:
     from jaxlib.mlir import ir
 
     module = body.module
@@ -155,14 +160,15 @@ def _summarize(body: KernelBody, instr: Instruction, operand_shapes: list) -> Ke
     block = main.regions[0].blocks[0]
     args = list(block.arguments)
     refs = args[len(grid):]
-    n_out = len(instr.shape.elements) if instr.shape.is_tuple else 1
+    n_out = len(call.result_dims)
     n_in = len(refs) - n_prefetch - n_scratch - n_out
     roles = (["scalar_prefetch"] * n_prefetch + ["input"] * n_in + ["output"] * n_out
              + ["scratch"] * n_scratch)
     buffers = [_buffer(i, role, str(a.type)) for i, (role, a) in enumerate(zip(roles, refs))]
     pipelined = [b for b in buffers if b.role in ("input", "output")]
     # shapes of the whole arrays, from the HLO: operands after the scalar-prefetch ones
-    hlo_shapes = _hlo_shapes(instr, operand_shapes, n_prefetch)
+    hlo_shapes = [list(d) if d is not None else None for d in call.operand_dims[n_prefetch:]]
+    hlo_shapes += [list(d) for d in call.result_dims]
     for b, w in zip(pipelined, windows):
         b.block = w or list(b.shape)
     for b, full in zip(pipelined, hlo_shapes):

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
-from lark.exceptions import UnexpectedInput
+from lark.exceptions import LarkError, UnexpectedInput, VisitError
 
 from hloscope.ir import Instruction, Module
 from hloscope.parser.attrs import parse_attr
 from hloscope.parser.errors import ParseError, from_lark
 from hloscope.parser.scan import ScanMiss, scan_text
 from hloscope.parser.strict import AttributeParseError, force_attributes, parse_strict
+from hloscope.parser.validate import validate
 
 
 def _locate_attr(instr: Instruction, key: str, cause: Exception, path: str,
@@ -25,11 +28,39 @@ def _locate_attr(instr: Instruction, key: str, cause: Exception, path: str,
     return ParseError(f"malformed {key}= value: {detail}", path, instr.line, col, src)
 
 
+# Resource bounds; raise them with these environment variables.
+MAX_FILE_BYTES = int(os.environ.get("HLOSCOPE_MAX_FILE_BYTES", str(4 << 30)))
+MAX_NESTING = int(os.environ.get("HLOSCOPE_MAX_NESTING", "256"))
+_OPENERS = re.compile(r"[(\[{]")
+
+
+def _check_nesting(text: str, path: str) -> None:
+    """Refuse bracket nesting deeper than MAX_NESTING (a deep-tuple bomb), with its place."""
+    run = "(" * (MAX_NESTING + 1)
+    if run not in text.replace(" ", "") and "{" * (MAX_NESTING + 1) not in text.replace(" ", ""):
+        return
+    depth = 0
+    line, col = 1, 0
+    for ch in text:
+        col += 1
+        if ch == "\n":
+            line, col = line + 1, 0
+        elif ch in "([{":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise ParseError(f"brackets nested deeper than {MAX_NESTING} "
+                                 "(HLOSCOPE_MAX_NESTING raises the limit)", path, line, col)
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+
+
 def attr_hook(instr: Instruction, key: str, text: str) -> Any:
     """Installed as the IR's attribute parser: typed value, or a located error."""
     try:
         return parse_attr(key, text)
-    except (UnexpectedInput, ValueError, IndexError, KeyError) as e:
+    except VisitError as e:
+        raise _locate_attr(instr, key, e.orig_exc, "") from e
+    except (LarkError, ValueError, IndexError, KeyError, TypeError) as e:
         raise _locate_attr(instr, key, e, "") from e
 
 
@@ -60,22 +91,36 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
     """
     if not text.strip():
         raise ParseError("empty input; expected 'HloModule'", path, 1, 1)
+    _check_nesting(text, path)
     if not strict:
         try:
-            return scan_text(text, path)
-        except ScanMiss:
+            modules = scan_text(text, path)
+        except (ScanMiss, LarkError, ValueError, KeyError, IndexError, TypeError):
             pass  # the grammar decides: same IR, or a located error
+        else:
+            validate(modules, text.split("\n"))
+            return modules
     try:
         modules = parse_strict(text, path)
+    except ParseError as e:
+        e.path = path if e.path in ("", "<string>") else e.path
+        raise
     except UnexpectedInput as e:
         raise from_lark(e, text, path) from None
+    except VisitError as e:  # a value the grammar accepts but that means nothing (T(%x))
+        meta = getattr(getattr(e, "obj", None), "meta", None)
+        line, col = (getattr(meta, "line", 1), getattr(meta, "column", 1)) if meta else (1, 1)
+        lines = text.split("\n")
+        raise ParseError(str(e.orig_exc), path, line or 1, col or 1,
+                         lines[line - 1] if line and 0 < line <= len(lines) else None) from None
     except RecursionError:
-        raise ParseError("nesting too deep", path, 1, 1) from None
+        raise ParseError(f"nesting too deep (over {MAX_NESTING} levels)", path, 1, 1) from None
     if strict:
         try:
             force_attributes(modules)
         except AttributeParseError as e:
             raise _locate_attr(e.instr, e.key, e.cause, path, text.splitlines()) from None
+    validate(modules, text.split("\n"))
     return modules
 
 
@@ -85,6 +130,10 @@ def load(path: str | Path, strict: bool = False) -> list[Module]:
 
     p = Path(path)
     try:
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ParseError(f"{size} bytes, over the {MAX_FILE_BYTES}-byte limit "
+                             "(HLOSCOPE_MAX_FILE_BYTES raises it)", str(path), 0, 0)
         data = p.read_bytes()
     except OSError as e:
         raise ParseError(f"cannot read file: {e.strerror or e}", str(path), 0, 0) from None

@@ -58,7 +58,10 @@ def _instruction(text: str, node: Tree, computation: str) -> Instruction:
                 shapes.append(None)
                 names.append(_name(op.children[0]))
             else:
-                raise ValueError(f"a literal is not an operand of {opcode_name}")
+                lines = text.split("\n")
+                line = op.meta.line
+                raise ParseError(f"a literal is not an operand of {opcode_name}", "", line,
+                                 op.meta.column, lines[line - 1] if 0 < line <= len(lines) else None)
     instr = Instruction(
         name=_name(name),
         opcode=opcode_name,

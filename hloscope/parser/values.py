@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 from lark import Token, Transformer, Tree
@@ -56,6 +57,16 @@ def _unescape(body: str) -> str:
     return "".join(out)
 
 
+INT64_MAX = (1 << 63) - 1
+
+
+def _dim(tok: Token) -> int:
+    value = int(tok)
+    if not 0 <= value <= INT64_MAX:
+        raise ValueError(f"dimension size {tok} is not a non-negative int64")
+    return value
+
+
 def _ints(items: list[Any]) -> tuple[int, ...]:
     return tuple(int(t) for t in items if isinstance(t, Token) and t.type == "INT")
 
@@ -91,10 +102,10 @@ class ValueBuilder(Transformer):
         return c[0].lstrip("%")
 
     def static_dim(self, c: list[Token]) -> tuple[int, bool]:
-        return int(c[0]), False
+        return _dim(c[0]), False
 
     def bounded_dim(self, c: list[Token]) -> tuple[int, bool]:
-        return int(c[-1]), True
+        return _dim(c[-1]), True
 
     def unbounded_dim(self, c: list[Token]) -> tuple[int, bool]:
         return UNBOUNDED, True
@@ -103,6 +114,12 @@ class ValueBuilder(Transformer):
         etype = c[0][:-1]
         layout = c[-1] if isinstance(c[-1], Layout) else None
         dims = [d for d in c[1:] if isinstance(d, tuple)]
+        sizes = [d for d, _ in dims if d != UNBOUNDED]
+        if prod(sizes) > INT64_MAX:
+            raise ValueError(f"{etype}{[d for d, _ in dims]} has more than 2^63 elements")
+        if layout is not None and layout.minor_to_major and sorted(layout.minor_to_major) != list(range(len(dims))):
+            raise ValueError(f"layout {{{','.join(map(str, layout.minor_to_major))}}} is not a "
+                             f"permutation of the {len(dims)} dimensions")
         return Shape(etype, tuple(d for d, _ in dims), tuple(b for _, b in dims), layout)
 
     def shape(self, c: list[Shape]) -> Shape:
@@ -151,6 +168,7 @@ class ValueBuilder(Transformer):
                 continue
             key, args = item
             first = args[0] if args else ()
+            _check_layout_args(key, args)
             if key == "T":
                 fields["tiles"] = tuple(tuple(a) for a in args)
             elif key == "D":
@@ -361,6 +379,21 @@ class ValueBuilder(Transformer):
     def attr_value(self, c: list[Any]) -> Any:
         (v,) = c
         return scalar(v) if isinstance(v, Token) else v
+
+
+def _check_layout_args(key: str, args: tuple) -> None:
+    """What each layout attribute may hold: T tiles ints/'*', D level names, the rest one int."""
+    flat = [a for group in args for a in (group if isinstance(group, tuple) else (group,))]
+    if key == "T":
+        ok = all(isinstance(a, int) and a <= 1 << 31 for a in flat) and all(args)
+    elif key == "D":
+        ok = all(isinstance(a, str) and a.rstrip("+~") in ("D", "C", "S", "H") for a in flat)
+    elif key in ("L", "E", "S", "M"):
+        ok = len(args) == 1 and len(args[0]) == 1 and isinstance(args[0][0], int)
+    else:
+        return
+    if not ok:
+        raise ValueError(f"malformed layout attribute {key}{list(args)}")
 
 
 def _split_x(text: str) -> list[str]:

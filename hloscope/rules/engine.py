@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from hloscope.ir import Module
+from hloscope.parser.errors import ParseError
 from hloscope.rules.base import Finding, InstructionRule, ModuleRule, Rule, RuleContext, Severity
 
 _SUPPRESS = re.compile(r"//\s*hloscope:\s*ignore\[([A-Za-z0-9_,\s-]+)\]")
@@ -88,6 +89,8 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
                         continue
                     try:
                         found.extend(rule.check(instr, ctx))
+                    except ParseError:
+                        raise  # a malformed value in the file: an input error, not a rule bug
                     except Exception as e:  # noqa: BLE001 - one rule must not stop the run
                         crashed.add(rule.code)
                         found.append(internal_error(type(rule), module, e))
@@ -95,6 +98,8 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
             if isinstance(rule, ModuleRule):
                 try:
                     found.extend(rule.check_module(ctx))
+                except ParseError:
+                    raise
                 except Exception as e:  # noqa: BLE001
                     found.append(internal_error(type(rule), module, e))
         for f in found:

@@ -7,6 +7,7 @@ from hloscope.ir import Shape
 
 
 def human_bytes(n: float) -> str:
+    n = min(float(n), 1e300) if abs(n) < 1e300 else 1e300
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -77,9 +77,11 @@ def device_count(module: Module, groups: list[tuple[int, ...]]) -> int:
         except ValueError:
             return 1
 
+    from hloscope.ir.values import MAX_DEVICES
+
     n = attr_int("num_partitions") * attr_int("replica_count")
     seen = max((d for g in groups for d in g), default=-1) + 1
-    return max(n, seen, 1)
+    return min(max(n, seen, 1), MAX_DEVICES)
 
 
 def sdy_mesh(module: Module) -> list[MeshAxis] | None:

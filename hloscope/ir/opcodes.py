@@ -1,0 +1,42 @@
+"""Every HLO opcode XLA's text parser knows, as printed.
+
+From the HloOpcode enum of jaxlib 0.10.2 (each spelling checked against XLA's own parser).
+"""
+
+from __future__ import annotations
+
+OPCODES = frozenset({
+    "abs", "acos", "acosh", "add", "add-dependency", "after-all", "all-gather",
+    "all-gather-done", "all-gather-start", "all-reduce", "all-reduce-done", "all-reduce-start",
+    "all-to-all", "and", "asin", "asinh", "async-done", "async-start", "async-update", "atan2",
+    "atanh", "batch-norm-grad", "batch-norm-inference", "batch-norm-training", "bitcast",
+    "bitcast-convert", "broadcast", "call", "cbrt", "ceil", "cholesky", "clamp",
+    "collective-broadcast", "collective-permute", "collective-permute-done",
+    "collective-permute-start", "compare", "complex", "concatenate", "conditional", "constant",
+    "convert", "convolution", "copy", "copy-done", "copy-start", "cosh", "cosine",
+    "count-leading-zeros", "custom-call", "divide", "domain", "dot", "dynamic-reshape",
+    "dynamic-slice", "dynamic-update-slice", "erf", "exponential", "exponential-minus-one",
+    "fft", "floor", "fusion", "gather", "get-dimension-size", "get-tuple-element", "imag",
+    "infeed", "iota", "is-finite", "log", "log-plus-one", "logistic", "map", "maximum",
+    "minimum", "mulhi", "multiply", "negate", "not", "opt-barrier", "or", "outfeed", "pad",
+    "parameter", "partition-id", "popcnt", "power", "ragged-all-to-all", "ragged-dot", "real",
+    "recv", "recv-done", "reduce", "reduce-precision", "reduce-scatter", "reduce-window",
+    "remainder", "replica-id", "reshape", "reverse", "rng", "rng-bit-generator",
+    "rng-get-and-update-state", "round-nearest-afz", "round-nearest-even", "rsqrt",
+    "scaled-dot", "scan", "scatter", "select", "select-and-scatter", "send", "send-done",
+    "set-dimension-size", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign",
+    "sine", "sinh", "slice", "sort", "sqrt", "stochastic-convert", "subtract", "tan", "tanh",
+    "topk", "transpose", "triangular-solve", "tuple", "while", "xor",
+})
+
+UNARY_ELEMENTWISE = frozenset({
+    "abs", "negate", "exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt",
+    "rsqrt", "cbrt", "tanh", "logistic", "sine", "cosine", "tan", "floor", "ceil", "sign", "not",
+    "round-nearest-afz", "round-nearest-even", "erf", "is-finite", "popcnt",
+    "count-leading-zeros", "real", "imag", "copy", "convert", "bitcast-convert",
+    "reduce-precision", "acos", "acosh", "asin", "asinh", "atanh", "cosh", "sinh",
+})
+BINARY_SAME_SHAPE = frozenset({
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "remainder",
+    "and", "or", "xor", "atan2", "shift-left", "shift-right-logical", "shift-right-arithmetic",
+})

@@ -1,0 +1,106 @@
+"""Semantic checks after parsing, for what XLA's parser (or its verifier) rejects:
+unknown opcodes, undefined or later-defined operands, duplicate names, missing called
+computations, several ROOTs, parameter numbering, operand counts of elementwise ops,
+elementwise shape mismatches, tuple indices out of range. Each is a ParseError at the
+instruction's location."""
+
+from __future__ import annotations
+
+from hloscope.ir import Computation, Instruction, Module
+from hloscope.ir.opcodes import BINARY_SAME_SHAPE, OPCODES, UNARY_ELEMENTWISE
+from hloscope.parser.errors import ParseError
+
+
+def _error(msg: str, module: Module, instr: Instruction | None, comp: Computation | None,
+           lines: list[str] | None) -> ParseError:
+    line = instr.line if instr is not None else (comp.line if comp is not None else module.line)
+    col = instr.column if instr is not None else 1
+    src = lines[line - 1] if lines and 0 < line <= len(lines) else None
+    return ParseError(msg, module.path, line, col, src)
+
+
+def validate(modules: list[Module], lines: list[str] | None = None) -> None:
+    for module in modules:
+        names: set[str] = set()
+        for comp in module.computations:
+            if comp.name in names:
+                raise _error(f"computation {comp.name} is defined twice", module, None, comp, lines)
+            names.add(comp.name)
+        for comp in module.computations:
+            try:
+                _computation(module, comp, names, lines)
+            except ParseError as e:  # attribute errors are raised without the file's name
+                if not e.path or e.path == "<string>":
+                    e.path = module.path
+                    if e.source_line is None and lines and 0 < e.line <= len(lines):
+                        e.source_line = lines[e.line - 1]
+                raise
+
+
+def _computation(module: Module, comp: Computation, computations: set[str], lines) -> None:
+    if not comp.instructions:
+        raise _error(f"computation {comp.name} has no instructions", module, None, comp, lines)
+    seen: dict[str, Instruction] = {}
+    roots = 0
+    params: dict[int, Instruction] = {}
+    for instr in comp.instructions:
+        err = lambda msg: _error(msg, module, instr, comp, lines)  # noqa: E731
+        if instr.opcode not in OPCODES:
+            raise err(f"unknown opcode '{instr.opcode}'")
+        if instr.name in seen:
+            raise err(f"instruction %{instr.name} is defined twice in {comp.name}")
+        for operand in instr.operands:
+            if operand not in seen:
+                later = operand in comp.by_name
+                raise err(f"operand %{operand} of %{instr.name} is "
+                          + ("used before it is defined" if later else f"not defined in {comp.name}"))
+        for called in instr.called_computations:
+            if called not in computations:
+                raise err(f"%{instr.name} calls computation {called}, which does not exist")
+        if instr.is_root:
+            roots += 1
+            if roots > 1:
+                raise err(f"{comp.name} has more than one ROOT")
+        if instr.opcode == "parameter":
+            number = _int(instr.literal)
+            if number is None or not 0 <= number < len(comp.instructions):
+                raise err(f"parameter number {instr.literal!r} is not between 0 and the "
+                          f"number of instructions of {comp.name}")
+            if number in params:
+                raise err(f"parameter {number} is defined twice in {comp.name}")
+            params[number] = instr
+        _shapes(instr, seen, err)
+        seen[instr.name] = instr
+    if params and sorted(params) != list(range(len(params))):
+        missing = next(i for i, n in enumerate(sorted(params)) if i != n)
+        raise _error(f"{comp.name} has parameters {sorted(params)} but no parameter({missing})",
+                     module, params[max(params)], comp, lines)
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _shapes(instr: Instruction, seen: dict[str, Instruction], err) -> None:
+    op = instr.opcode
+    n = len(instr.operands)
+    if op in UNARY_ELEMENTWISE and n != 1:
+        raise err(f"{op} takes 1 operand, %{instr.name} has {n}")
+    if op in BINARY_SAME_SHAPE:
+        if n != 2:
+            raise err(f"{op} takes 2 operands, %{instr.name} has {n}")
+        out = instr.shape
+        for name in instr.operands:
+            s = seen[name].shape
+            if s.is_array and out.is_array and (s.dims != out.dims or s.element_type != out.element_type):
+                raise err(f"{op} %{instr.name}: operand %{name} is {s} but the result is {out}")
+    if op == "get-tuple-element" and n == 1:
+        src = seen[instr.operands[0]].shape
+        index = _int(instr.attrs.get("index"))
+        if not src.is_tuple:
+            raise err(f"get-tuple-element of %{instr.operands[0]}, which is not a tuple ({src})")
+        if index is None or not 0 <= index < len(src.elements):
+            raise err(f"tuple index {instr.attrs.get('index')} out of range for {src}")

@@ -1,0 +1,100 @@
+"""Hand-broken files (HAND-WRITTEN, labelled): the exact error location and message,
+for every command, with exit code 2 and no traceback; --debug shows the traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+GOOD = "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] negate(a)\n}\n"
+
+BROKEN = [
+    # (name, text, line, column, message)
+    ("used-before-defined", "HloModule m\nENTRY e {\n  b = f32[2] negate(a)\n  ROOT a = f32[2] parameter(0)\n}\n",
+     3, 3, "operand %a of %b is used before it is defined"),
+    ("undefined-operand", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] negate(c)\n}\n",
+     4, 3, "operand %c of %b is not defined in e"),
+    ("duplicate-name", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  a = f32[2] negate(a)\n}\n",
+     4, 3, "instruction %a is defined twice in e"),
+    ("missing-computation", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  z = f32[] constant(0)\n"
+     "  ROOT b = f32[] reduce(a, z), dimensions={0}, to_apply=nope\n}\n", 5, 3,
+     "%b calls computation nope, which does not exist"),
+    ("arity", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] add(a)\n}\n",
+     4, 3, "add takes 2 operands, %b has 1"),
+    ("shape-mismatch", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[3] parameter(1)\n"
+     "  ROOT c = f32[2] add(a, b)\n}\n", 5, 3, "add %c: operand %b is f32[3] but the result is f32[2]"),
+    ("unknown-opcode", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] frobnicate(a)\n}\n",
+     4, 3, "unknown opcode 'frobnicate'"),
+    ("two-roots", "HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n  ROOT b = f32[2] negate(a)\n}\n",
+     4, 3, "e has more than one ROOT"),
+    ("parameter-gap", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(2)\n"
+     "  ROOT c = f32[2] add(a, b)\n}\n", 4, 3, "e has parameters [0, 2] but no parameter(1)"),
+    ("tuple-index", "HloModule m\nENTRY e {\n  a = (f32[2]) parameter(0)\n  ROOT b = f32[2] get-tuple-element(a), index=3\n}\n",
+     4, 3, "tuple index 3 out of range for (f32[2])"),
+    ("bad-layout", "HloModule m\nENTRY e {\n  ROOT a = f32[2,2]{1,0:T(%x)} parameter(0)\n}\n",
+     3, 20, "malformed layout attribute T"),
+    ("layout-rank", "HloModule m\nENTRY e {\n  ROOT a = f32[2,2]{0} parameter(0)\n}\n",
+     3, 12, "is not a permutation of the 2 dimensions"),
+    ("unclosed-brace", "HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0), frontend_attributes={x=\"1\"\n}\n",
+     5, 1, "unexpected end of input"),
+    ("bad-shape", "HloModule m\nENTRY e {\n  ROOT a = f32[2 parameter(0)\n}\n", 3, 18, "unexpected name 'parameter'"),
+    ("deep-nesting", "HloModule m\nENTRY e {\n  ROOT a = " + "(" * 300 + "f32[]" + ")" * 300 + " parameter(0)\n}\n",
+     3, 267, "brackets nested deeper than 256"),
+    ("empty-computation", "HloModule m\nENTRY e {\n}\n", 2, 1, "computation e has no instructions"),
+    ("huge-dimension", "HloModule m\nENTRY e {\n  ROOT a = f32[99999999999999999999] parameter(0)\n}\n",
+     3, 16, "is not a non-negative int64"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "line", "col", "message"), BROKEN, ids=[b[0] for b in BROKEN])
+@pytest.mark.parametrize("strict", [False, True], ids=["fast", "strict"])
+def test_exact_error_location(name, text, line, col, message, strict):
+    from hloscope.parser import ParseError, parse
+
+    with pytest.raises(ParseError) as err:
+        parse(text, f"{name}.hlo", strict=strict)
+    e = err.value
+    assert (e.line, e.column) == (line, col), str(e)
+    assert message in e.message
+
+
+def test_the_good_twin_parses():
+    from hloscope.parser import parse
+
+    (m,) = parse(GOOD)
+    assert m.entry.root.name == "b"
+
+
+COMMANDS = [["parse"], ["stats"], ["lint"], ["roofline"], ["sharding"], ["kernel"],
+            ["graph", "-o", "{tmp}/g.dot"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c[0] for c in COMMANDS])
+def test_every_command_gives_one_located_line(tmp_path, command):
+    bad = tmp_path / "broken.hlo"
+    bad.write_text(BROKEN[1][1])
+    args = [a.format(tmp=tmp_path) for a in command]
+    proc = subprocess.run([sys.executable, "-m", "hloscope.cli", args[0], "--no-cache", str(bad), *args[1:]],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"{bad}:4:3: error: operand %c of %b is not defined in e")
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_profile_command_on_garbage(tmp_path):
+    bad = tmp_path / "x.trace.json.gz"
+    bad.write_bytes(b"\x1f\x8b\x08garbage")
+    proc = subprocess.run([sys.executable, "-m", "hloscope.cli", "profile", str(bad)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"{bad}: error: truncated or corrupt gzip")
+    assert "Traceback" not in proc.stderr
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    bad = tmp_path / "broken.hlo"
+    bad.write_text(BROKEN[1][1])
+    proc = subprocess.run([sys.executable, "-m", "hloscope.cli", "--debug", "stats", "--no-cache", str(bad)],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "Traceback" in proc.stderr and "ParseError" in proc.stderr
