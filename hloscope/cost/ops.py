@@ -314,7 +314,10 @@ class CostModel:
         return reads, written
 
     def cost(self, instr: Instruction) -> Cost:
-        c = self.compute(instr)
+        try:
+            c = self.compute(instr)
+        except (IndexError, ValueError, TypeError, ZeroDivisionError):
+            c = Cost()  # dims that do not fit the shapes: no FLOPs we can stand behind
         c.add(self.memory(instr))
         return c
 

@@ -97,6 +97,24 @@ def _shapes(instr: Instruction, seen: dict[str, Instruction], err) -> None:
             s = seen[name].shape
             if s.is_array and out.is_array and (s.dims != out.dims or s.element_type != out.element_type):
                 raise err(f"{op} %{instr.name}: operand %{name} is {s} but the result is {out}")
+    if op in ("dot", "convolution") and n >= 2:
+        lhs, rhs = seen[instr.operands[0]].shape, seen[instr.operands[1]].shape
+        for key, side in (("lhs_contracting_dims", lhs), ("lhs_batch_dims", lhs),
+                          ("rhs_contracting_dims", rhs), ("rhs_batch_dims", rhs)):
+            dims = instr.attr(key, ()) if key in instr.attrs else ()
+            if any(not 0 <= d < side.rank for d in dims):
+                raise err(f"{key}={{{','.join(map(str, dims))}}} out of range for {side}")
+        labels = instr.attr("dim_labels") if op == "convolution" and "dim_labels" in instr.attrs else None
+        if labels:
+            parts = labels.replace("->", "_").split("_")
+            ranks = (lhs.rank, rhs.rank, instr.shape.rank)
+            if len(parts) != 3 or any(len(p) != r for p, r in zip(parts, ranks)):
+                raise err(f"dim_labels={labels} do not match the ranks {ranks}")
+    if op in ("reduce", "transpose", "broadcast", "reverse") and "dimensions" in instr.attrs and n >= 1:
+        rank = (instr.shape if op == "broadcast" else seen[instr.operands[0]].shape).rank
+        dims = instr.attr("dimensions", ())
+        if any(not 0 <= d < max(rank, 1) for d in dims) and not (op == "broadcast" and not dims):
+            raise err(f"dimensions={{{','.join(map(str, dims))}}} out of range for rank {rank}")
     if op == "get-tuple-element" and n == 1:
         src = seen[instr.operands[0]].shape
         index = _int(instr.attrs.get("index"))
