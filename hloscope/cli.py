@@ -109,6 +109,16 @@ def _guard(fn, *args):
         fail(f"error: internal error ({type(e).__name__}: {e}); rerun with --debug for details")
 
 
+def _chip(name: str):
+    """A chip from the table, or a usage error naming the known ones."""
+    from hloscope.cost.chips import get_chip
+
+    try:
+        return get_chip(name)
+    except KeyError as e:
+        fail(f"error: {e.args[0]}")
+
+
 def _emit_json(payload: object) -> None:
     json.dump(payload, sys.stdout, indent=1)
     sys.stdout.write("\n")
@@ -217,19 +227,14 @@ def roofline(
     format: FormatOpt = Format.text,
     top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 20,
     no_trip_counts: Annotated[bool, typer.Option("--no-trip-counts", help="Count loop bodies once (XLA's cost_analysis convention).")] = False,
-
-    no_cache: NoCacheOpt = False) -> None:
+    no_cache: NoCacheOpt = False,
+) -> None:
     """Per-instruction FLOPs, bytes, intensity and compute/memory time on a chip.
 
     Example: hloscope roofline fixtures/tpu/transformer_v5p.hlo.txt --chip v5p
     """
     _cache(no_cache)
-    from hloscope.cost.chips import get_chip
-
-    try:
-        spec = get_chip(chip)
-    except KeyError as e:
-        fail(f"error: {e.args[0]}")
+    spec = _chip(chip)
     modules = _load(file)
 
     def run() -> None:
@@ -320,19 +325,14 @@ def sharding(
     format: FormatOpt = Format.text,
     chip: Annotated[str, typer.Option("--chip", "-c", help="Chip for ICI time estimates.")] = "v5e",
     groups: Annotated[bool, typer.Option("--groups", help="Print every device group (text format).")] = False,
-
-    no_cache: NoCacheOpt = False) -> None:
+    no_cache: NoCacheOpt = False,
+) -> None:
     """Per-collective table: groups, mesh axis, bytes, global shape, async overlap, ICI time.
 
     Example: hloscope sharding fixtures/tpu/scaling_book_v5p.hlo.txt --chip v5p
     """
     _cache(no_cache)
-    from hloscope.cost.chips import get_chip
-
-    try:
-        spec = get_chip(chip)
-    except KeyError as e:
-        fail(f"error: {e.args[0]}")
+    spec = _chip(chip)
     modules = _load(file)
 
     def run() -> None:
@@ -377,8 +377,8 @@ def kernel(
     instruction: Annotated[str | None, typer.Option("--instruction", "-i", help="Only this custom-call instruction.")] = None,
     mlir: Annotated[bool, typer.Option("--mlir", help="Print the kernel's MLIR (text format).")] = False,
     format: FormatOpt = Format.text,
-
-    no_cache: NoCacheOpt = False) -> None:
+    no_cache: NoCacheOpt = False,
+) -> None:
     """Decode custom-call kernels: Pallas/Mosaic MLIR, grid, blocks, memory spaces, VMEM.
 
     Examples:
@@ -443,8 +443,8 @@ def profile(
     top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 25,
     max_bytes: Annotated[int, typer.Option("--max-bytes", help="Largest (decompressed) profile to read.")] = 2 << 30,
     max_events: Annotated[int, typer.Option("--max-events", help="Most op events to read.")] = 50_000_000,
-
-    no_cache: NoCacheOpt = False) -> None:
+    no_cache: NoCacheOpt = False,
+) -> None:
     """The HLO op profile: measured time per instruction and category, vs. the roofline.
 
     Example: hloscope profile /tmp/jax-trace --hlo module.hlo.txt
@@ -510,8 +510,8 @@ def graph(
     expand_fusions: Annotated[bool, typer.Option("--expand-fusions/--collapse-fusions", help="Draw fused computations as clusters.")] = False,
     max_nodes: Annotated[int, typer.Option("--max-nodes", help="Draw at most this many instructions.")] = 200,
     chip: Annotated[str | None, typer.Option("--chip", "-c", help="Chip for the lint findings shown.")] = None,
-
-    no_cache: NoCacheOpt = False) -> None:
+    no_cache: NoCacheOpt = False,
+) -> None:
     """Draw a computation or an instruction's neighbourhood with Graphviz.
 
     Examples:
