@@ -64,12 +64,15 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
     available = frozenset({"trace"} if trace is not None else set())
     sources = sources or {}
     active: list[Rule] = []
+    skipped: dict[str, list[str]] = {}
     for rule in rules:
         missing = rule.requires - available
         if missing:
-            result.notes.append(f"{rule.code} ({rule.name}) skipped: needs {', '.join(sorted(missing))}")
+            skipped.setdefault(", ".join(sorted(missing)), []).append(f"{rule.code} ({rule.name})")
         else:
             active.append(rule)
+    for need, names in skipped.items():
+        result.notes.append(f"{', '.join(names)} skipped: needs {need}")
     by_opcode: dict[str, list[InstructionRule]] = {}
     for rule in active:
         if isinstance(rule, InstructionRule):
