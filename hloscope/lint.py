@@ -180,10 +180,13 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
     _chip(opts)
     results: list[FileResult] = []
     if jobs > 1 and len(files) > 1:
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        # spawn, not fork: the caller may hold threads (JAX does) that fork would copy mid-flight
         with ProcessPoolExecutor(max_workers=min(jobs, len(files)), initializer=_init_worker,
-                                 initargs=(cache.enabled,)) as pool:
+                                 initargs=(cache.enabled,),
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = [pool.submit(lint_one, f, opts) for f in files]
             for n, fut in enumerate(futures, 1):
                 results.append(fut.result())

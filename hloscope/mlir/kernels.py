@@ -94,35 +94,40 @@ def decode_isolated(items: list) -> list[tuple]:
     return [_DECODED[k] for k in keys]
 
 
-def _run_worker(items: list) -> list[tuple]:
-    """Run hloscope.mlir.worker on the items; an item that kills it is reported."""
+_WORKER = None  # the decoder process serving this one (started on first use)
+
+
+def _ask(item) -> tuple:
+    """One item through the decoder process; a crash there is reported, not raised."""
     import pickle
     import struct
     import subprocess
     import sys
 
-    results: list[tuple] = []
-    pending = list(items)
-    while pending:
-        if not any(t == "tpu_custom_call" for t, _, _ in pending):
-            # nothing for the MLIR bindings: no need for a child process
-            from hloscope.mlir.worker import _one
+    global _WORKER
+    if _WORKER is None or _WORKER.poll() is not None:
+        _WORKER = subprocess.Popen([sys.executable, "-m", "hloscope.mlir.worker"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL)
+    data = pickle.dumps(item)
+    try:
+        _WORKER.stdin.write(struct.pack("<Q", len(data)) + data)
+        _WORKER.stdin.flush()
+        head = _WORKER.stdout.read(8)
+        if len(head) == 8:
+            (n,) = struct.unpack("<Q", head)
+            body = _WORKER.stdout.read(n)
+            if len(body) == n:
+                return pickle.loads(body)
+    except (OSError, pickle.UnpicklingError, EOFError):
+        pass
+    _WORKER.kill()
+    _WORKER = None
+    return ("error", "the MLIR decoder crashed on this kernel body (corrupt?)", None, None, [])
 
-            results.extend(_one(item) for item in pending)
-            break
-        proc = subprocess.run([sys.executable, "-m", "hloscope.mlir.worker"],
-                              input=pickle.dumps(pending), capture_output=True)
-        data, pos, got = proc.stdout, 0, []
-        while pos + 8 <= len(data):
-            (n,) = struct.unpack_from("<Q", data, pos)
-            if pos + 8 + n > len(data):
-                break
-            got.append(pickle.loads(data[pos + 8 : pos + 8 + n]))
-            pos += 8 + n
-        results.extend(got)
-        pending = pending[len(got):]
-        if pending:  # the worker died on pending[0]
-            results.append(("error", "the MLIR decoder crashed on this kernel body (corrupt?)",
-                            None, None, []))
-            pending = pending[1:]
-    return results
+
+def _run_worker(items: list) -> list[tuple]:
+    """Decode items: MLIR bodies in the decoder process, the rest here."""
+    from hloscope.mlir.worker import _one
+
+    return [_ask(item) if item[0] == "tpu_custom_call" else _one(item) for item in items]

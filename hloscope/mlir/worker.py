@@ -2,9 +2,10 @@
 
 jaxlib's MLIR bindings can abort the whole process (a C++ exception escaping nanobind)
 on a corrupt kernel body, which no Python `except` can catch. So kernels are decoded
-here, in a separate process: the parent sends (target, backend_config dict, CallInfo)
-items as one pickle on stdin, and reads one length-prefixed pickle per item back. If
-this process dies, the parent marks that item as undecodable and goes on.
+here, in a separate process that serves the parent for its whole run: the parent sends
+(target, backend_config dict, CallInfo) items one at a time, length-prefixed pickles on
+stdin, and reads each result back. If this process dies on an item, the parent marks the
+item as undecodable and starts a new one for the next.
 """
 
 from __future__ import annotations
@@ -33,11 +34,21 @@ def _one(item):
     return ("ok", error, body.text, summary, body.notes)
 
 
+def _read(stream, n: int) -> bytes | None:
+    data = stream.read(n)
+    return data if data is not None and len(data) == n else None
+
+
 def main() -> None:
-    items = pickle.load(sys.stdin.buffer)
-    out = sys.stdout.buffer
-    for item in items:
-        data = pickle.dumps(_one(item))
+    """Serve requests until stdin closes: each is a length-prefixed pickled item, each
+    answer a length-prefixed pickled result."""
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    while (head := _read(inp, 8)) is not None:
+        (n,) = struct.unpack("<Q", head)
+        payload = _read(inp, n)
+        if payload is None:
+            return
+        data = pickle.dumps(_one(pickle.loads(payload)))
         out.write(struct.pack("<Q", len(data)) + data)
         out.flush()
 
