@@ -204,20 +204,15 @@ def _print_counts(s: dict, indent: str) -> None:
 
 
 def _human_bytes(n: float) -> str:
-    n = float(n) if abs(n) < 1e300 else 1e300
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1024
-    return str(n)
+    from hloscope.units import human_bytes
+
+    return human_bytes(n, decimals=2)
 
 
 def _human_seconds(t: float) -> str:
-    if t >= 1:
-        return f"{t:.3f} s"
-    if t >= 1e-3:
-        return f"{t * 1e3:.3f} ms"
-    return f"{t * 1e6:.2f} us"
+    from hloscope.units import human_seconds
+
+    return human_seconds(t, decimals=3)
 
 
 @app.command()

@@ -9,7 +9,13 @@ from hloscope.cost.layout import padded_bytes
 from hloscope.ir import Instruction, Shape
 from hloscope.rules.base import Finding, InstructionRule, RuleContext, Severity
 from hloscope.rules.registry import register
-from hloscope.rules.util import human_bytes, human_seconds, layout_key, memory_space
+from hloscope.rules.util import (
+    human_bytes,
+    human_seconds,
+    layout_key,
+    memory_space,
+    physical_dims_order,
+)
 
 
 def _io(instr: Instruction, ctx: RuleContext) -> tuple[Shape, Shape] | None:
@@ -105,8 +111,9 @@ class RetilingCopy(InstructionRule):
             src, dst = src_instr.shape, instr.shape
             perm = instr.attr("dimensions", ())
             # a transpose whose result layout keeps memory order is a bitcast
-            src_order = _order(src)
-            dst_order = tuple(perm[d] for d in _order(dst)) if perm else _order(dst)
+            src_order = physical_dims_order(src)
+            dst_order = physical_dims_order(dst)
+            dst_order = tuple(perm[d] for d in dst_order) if perm else dst_order
             if src_order == dst_order and _tiles(src) == _tiles(dst):
                 return
         else:
@@ -130,12 +137,6 @@ class RetilingCopy(InstructionRule):
                  "the step, pick einsum/dot dimension orders that keep the contracting dim "
                  "minor, or keep the minor dim a multiple of 128.",
         )
-
-
-def _order(shape: Shape) -> tuple[int, ...]:
-    from hloscope.rules.util import physical_dims_order
-
-    return physical_dims_order(shape)
 
 
 def _tiles(shape: Shape) -> tuple:

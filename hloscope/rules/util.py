@@ -2,25 +2,8 @@
 
 from __future__ import annotations
 
-from hloscope.cost.layout import physical_dims
 from hloscope.ir import Shape
-
-
-def human_bytes(n: float) -> str:
-    n = min(float(n), 1e300) if abs(n) < 1e300 else 1e300
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
-
-
-def human_seconds(t: float) -> str:
-    if t >= 1:
-        return f"{t:.2f} s"
-    if t >= 1e-3:
-        return f"{t * 1e3:.2f} ms"
-    return f"{t * 1e6:.2f} us"
+from hloscope.units import human_bytes, human_seconds
 
 
 def layout_key(shape: Shape) -> tuple:
@@ -46,5 +29,4 @@ def memory_space(shape: Shape) -> int:
     return shape.layout.memory_space if shape.layout is not None else 0
 
 
-__all__ = ["human_bytes", "human_seconds", "layout_key", "memory_space", "physical_dims",
-           "physical_dims_order"]
+__all__ = ["human_bytes", "human_seconds", "layout_key", "memory_space", "physical_dims_order"]

@@ -1,0 +1,21 @@
+"""Human-readable byte counts and durations, for messages and tables."""
+
+from __future__ import annotations
+
+
+def human_bytes(n: float, decimals: int = 1) -> str:
+    n = float(n) if abs(n) < 1e300 else 1e300  # absurd sizes from broken input stay printable
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.{decimals}f} {unit}"
+        n /= 1024
+    return f"{n:.{decimals}f} TiB"
+
+
+def human_seconds(t: float, decimals: int = 2) -> str:
+    """`decimals` for seconds and milliseconds; microseconds always show two."""
+    if t >= 1:
+        return f"{t:.{decimals}f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.{decimals}f} ms"
+    return f"{t * 1e6:.2f} us"
