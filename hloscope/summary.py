@@ -45,10 +45,10 @@ def _kind(instr: Instruction) -> str | None:
 
 def _counters(instrs: list[Instruction]) -> tuple[Counter, Counter, Counter]:
     opcodes = Counter(i.opcode for i in instrs)
-    kinds = Counter(k for i in instrs if (k := _kind(i)))
+    kinds = Counter(_kind(i) for i in instrs if i.opcode == "fusion") if "fusion" in opcodes else Counter()
     targets = Counter(
         str(i.attr("custom_call_target")) for i in instrs if i.opcode == "custom-call"
-    )
+    ) if "custom-call" in opcodes else Counter()
     return opcodes, kinds, targets
 
 
@@ -64,15 +64,12 @@ def _as_json(n: int, opcodes: Counter, kinds: Counter, targets: Counter) -> dict
 def module_stats(module: Module) -> dict[str, Any]:
     fused = module.fusion_computations()
     per_comp = []
-    total = (Counter(), Counter(), Counter())
     entry = module.entry
     for comp in module.computations:
-        counters = _counters(comp.instructions)
-        for acc, c in zip(total, counters):
-            acc.update(c)
         per_comp.append({"name": comp.name, "is_entry": comp is entry,
                          "is_fusion": comp.name in fused,
-                         **_as_json(len(comp.instructions), *counters)})
+                         **_as_json(len(comp.instructions), *_counters(comp.instructions))})
+    total = _counters(module.instructions())
     return {
         "name": module.name,
         "path": module.path,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 
 from hloscope.cost.layout import memory_leaves, memory_space_name
@@ -18,30 +19,37 @@ def memory_facts(module: Module, top: int = 5) -> dict:
     waste = 0
     logical = 0
     buffers = []
+    by_text: dict[str, list[tuple]] = {}  # shape text -> its leaves' facts (dumps repeat shapes)
     for comp in module.computations:
         if comp.name in fused:
             continue
         for instr in comp.instructions:
             if instr.opcode in _ALIASES or not instr.shape_text:
                 continue
-            shape = instr.shape
-            if instr.opcode.endswith("-start") and shape.is_tuple:
-                # the result tuple carries the operands back: only new buffers count
-                inputs = {comp[o].shape for o in instr.operands if o in comp}
-                shape = type(shape)("tuple", elements=tuple(e for e in shape.elements
-                                                          if e not in inputs))
-            for leaf in memory_leaves(shape):
-                per_space[memory_space_name(leaf.memory_space)] += leaf.padded_bytes
-                waste += leaf.waste_bytes
-                logical += leaf.logical_bytes
-                buffers.append((leaf.padded_bytes, comp.name, instr.name, leaf.shape, leaf.ratio))
-    buffers.sort(key=lambda b: (-b[0], b[1], b[2]))
+            facts = by_text.get(instr.shape_text)
+            if facts is None or instr.opcode.endswith("-start"):
+                shape = instr.shape
+                if instr.opcode.endswith("-start") and shape.is_tuple:
+                    # the result tuple carries the operands back: only new buffers count
+                    inputs = {comp[o].shape for o in instr.operands if o in comp}
+                    shape = type(shape)("tuple", elements=tuple(e for e in shape.elements
+                                                              if e not in inputs))
+                facts = [(memory_space_name(leaf.memory_space), leaf.padded_bytes, leaf.waste_bytes,
+                          leaf.logical_bytes, leaf.shape, leaf.ratio) for leaf in memory_leaves(shape)]
+                if not instr.opcode.endswith("-start"):
+                    by_text[instr.shape_text] = facts
+            for space, padded, wasted, logical_bytes, text, ratio in facts:
+                per_space[space] += padded
+                waste += wasted
+                logical += logical_bytes
+                buffers.append((-padded, comp.name, instr.name, text, ratio))
+    largest = heapq.nsmallest(top, buffers)  # biggest first, then by name
     return {
         "bytes_per_memory_space": dict(sorted(per_space.items())),
         "logical_bytes": logical,
         "padding_waste_bytes": waste,
         "largest_buffers": [
-            {"computation": c, "instruction": n, "shape": s, "padded_bytes": b, "ratio": round(r, 3)}
-            for b, c, n, s, r in buffers[:top]
+            {"computation": c, "instruction": n, "shape": s, "padded_bytes": -b, "ratio": round(r, 3)}
+            for b, c, n, s, r in largest
         ],
     }

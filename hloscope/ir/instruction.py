@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hloscope.ir.shape import Shape
@@ -12,12 +13,17 @@ from hloscope.ir.shape import Shape
 # by text, so the 100k instructions of a large dump share a few hundred shapes.
 shape_parser: Callable[[str], Shape] | None = None
 attr_parser: Callable[[Instruction, str, str], Any] | None = None
+# Splits an `attr_text` the fast scanner has already checked into {key: value text}.
+attr_splitter: Callable[[str], dict[str, str]] | None = None
 
 # Attribute keys whose values name computations this instruction calls.
 CALL_KEYS = (
     "to_apply", "calls", "condition", "body", "branch_computations",
     "called_computations", "true_computation", "false_computation", "select", "scatter",
 )
+
+# An attribute list as the fast scanner keeps it: `, key=value, ...` (comma first).
+_CALLS = re.compile(",[ \t]*(?:" + "|".join(CALL_KEYS) + ")=")
 
 
 @dataclass(eq=False, slots=True)
@@ -27,6 +33,8 @@ class Instruction:
     `attrs` maps each attribute key to its value text exactly as printed (comments
     removed); `attr(key)` returns the typed value. `literal` is the text inside the
     parentheses of constant() and parameter(), whose operands are not names.
+    The fast scanner keeps the attribute list as one checked text (`attr_text`,
+    `, key=value, ...`) and splits it on first use: most instructions are never asked.
     """
 
     name: str
@@ -34,13 +42,27 @@ class Instruction:
     shape_text: str
     operands: tuple[str, ...] = ()
     operand_shapes: tuple[str | None, ...] = ()
-    attrs: dict[str, str] = field(default_factory=dict)
+    _attrs: dict[str, str] | None = None
     literal: str | None = None
     is_root: bool = False
     line: int = 0
     column: int = 0
     computation: str = ""
     _shape: Shape | None = None
+    attr_text: str = ""
+
+    @property
+    def attrs(self) -> dict[str, str]:
+        if self._attrs is None:
+            assert attr_splitter is not None, "import hloscope.parser first"
+            self._attrs = attr_splitter(self.attr_text) if self.attr_text else {}
+        return self._attrs
+
+    def may_have(self, key: str) -> bool:
+        """False when the instruction certainly has no attribute `key`, without splitting."""
+        if self._attrs is not None:
+            return key in self._attrs
+        return f"{key}=" in self.attr_text  # the scanner admits no blank before `=`
 
     @property
     def shape(self) -> Shape:
@@ -66,6 +88,8 @@ class Instruction:
     @property
     def called_computations(self) -> list[str]:
         """Names of computations this instruction calls, in attribute order."""
+        if self._attrs is None and not _CALLS.search(self.attr_text):
+            return []
         out: list[str] = []
         for key in CALL_KEYS:
             if key in self.attrs:

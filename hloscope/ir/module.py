@@ -25,6 +25,7 @@ class Module:
     line: int = 1
     _by_name: dict[str, Computation] | None = None
     _entry: tuple[int, Computation | None] | None = None  # (len(computations), entry)
+    _fused: tuple[int, frozenset[str]] | None = None  # (len(computations), names)
 
     @property
     def by_name(self) -> dict[str, Computation]:
@@ -47,14 +48,19 @@ class Module:
     def instructions(self) -> list[Instruction]:
         return [i for c in self.computations for i in c.instructions]
 
-    def fusion_computations(self) -> set[str]:
-        """Names of computations called by fusion instructions."""
-        return {
-            name
-            for i in self.instructions()
-            if i.opcode == "fusion"
-            for name in i.called_computations
-        }
+    def fusion_computations(self) -> frozenset[str]:
+        """Names of computations called by fusion instructions (computed once per
+        set of computations: the IR is not edited after parsing)."""
+        if self._fused is None or self._fused[0] != len(self.computations):
+            names = frozenset(
+                name
+                for c in self.computations
+                for i in c.instructions
+                if i.opcode == "fusion"
+                for name in i.called_computations
+            )
+            self._fused = (len(self.computations), names)
+        return self._fused[1]
 
     def graph(self) -> nx.MultiDiGraph:
         """The instruction graph (see hloscope.graph.build)."""

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+import re
+from functools import cache, lru_cache
 from typing import Any
 
-from lark import Token
-
 from hloscope.parser.grammar import lark_parser, terminal_regex
-from hloscope.parser.values import ValueBuilder, scalar
+from hloscope.parser.shapes import fast_shape
+from hloscope.parser.text import scalar_text
 
 INT_LIST_KEYS = (
     "dimensions", "lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims",
@@ -45,28 +45,54 @@ KEY_RULES: dict[str, str] = {
     "allow_spmd_sharding_propagation_to_output": "bool_list",
 }
 
-_builder = ValueBuilder()
 _SCALAR_TERMINALS = ("INT", "FLOAT", "NAME", "STRING", "SQSTRING", "NEG_SPECIAL", "DIM_LABELS")
+
+
+@cache
+def _builder() -> Any:
+    from hloscope.parser.values import ValueBuilder  # imports Lark
+
+    return ValueBuilder()
 
 
 def parse_rule(rule: str, text: str) -> Any:
     """Parse `text` with start rule `rule` and build its value (not memoized)."""
-    return _builder.transform(lark_parser().parse(text, start=rule))
+    return _builder().transform(lark_parser().parse(text, start=rule))
 
 
 @lru_cache(maxsize=65536)
 def parse_shape(text: str) -> Any:
-    return parse_rule("shape", text)
+    """The Shape of `text`: the printer's compact form directly, the rest by the grammar."""
+    shape = fast_shape(text)
+    return shape if shape is not None else parse_rule("shape", text)
 
 
 def _scalar(text: str) -> Any:
     for term in _SCALAR_TERMINALS:
         if terminal_regex(term).fullmatch(text):
-            return scalar(Token(term, text))
+            return scalar_text(term, text)
     return _MISSING
 
 
 _MISSING = object()
+_INT_LIST = re.compile(r"\{((?:-?[0-9]+(?:,-?[0-9]+)*)?)\}")
+
+
+def _fast_rule(rule: str, text: str) -> Any:
+    """The printer's compact forms of the commonest typed values, without the grammar
+    (tests compare them with the grammar's values); _MISSING for anything else."""
+    if rule == "int_list":
+        m = _INT_LIST.fullmatch(text)
+        if m is not None:
+            return tuple(int(x) for x in m.group(1).split(",")) if m.group(1) else ()
+    elif rule == "dim_labels":
+        if terminal_regex("DIM_LABELS").fullmatch(text):
+            return text
+    elif rule == "name_list" and text.startswith("{") and text.endswith("}"):
+        names = [n.strip() for n in text[1:-1].split(",")] if text[1:-1].strip() else []
+        if all(terminal_regex("NAME").fullmatch(n) for n in names):
+            return tuple(n.lstrip("%") for n in names)
+    return _MISSING
 
 
 @lru_cache(maxsize=65536)
@@ -75,10 +101,11 @@ def parse_attr(key: str, text: str) -> Any:
     rule = KEY_RULES.get(key)
     if rule is not None:
         if rule == "name_list" and not text.startswith("{"):
-            return (scalar(Token("NAME", text)),)
+            return (scalar_text("NAME", text),)
         if rule == "bool_list" and not text.startswith("{"):
             return text == "true"
-        return parse_rule(rule, text)
+        value = _fast_rule(rule, text)
+        return value if value is not _MISSING else parse_rule(rule, text)
     value = _scalar(text)
     if value is not _MISSING:
         return value

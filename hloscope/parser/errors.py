@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # Lark is imported only when the grammar runs
+    from lark.exceptions import UnexpectedInput
 
 # Human names for terminals in "expected ..." messages.
 TERMINAL_NAMES = {
@@ -56,6 +59,8 @@ def _describe(names: set[str] | frozenset[str]) -> str:
 def from_lark(err: UnexpectedInput, text: str, path: str, line_offset: int = 0,
               col_offset: int = 0) -> ParseError:
     """Convert a lark exception into a ParseError with our wording."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     line = getattr(err, "line", 0) or 0
     column = getattr(err, "column", 0) or 0
     if isinstance(err, UnexpectedToken):

@@ -6,7 +6,10 @@ import re
 from functools import cache
 from pathlib import Path
 
-from lark import Lark
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 START_RULES = [
     "hlo_file", "shape", "layout", "replica_groups", "window", "slice_ranges",
@@ -28,9 +31,11 @@ def grammar_path() -> Path:
 def lark_parser() -> Lark:
     """The LALR tables take ~0.15 s to build; Lark caches them in the temp directory,
     keyed by the grammar's hash, so later runs load them in ~0.02 s."""
+    from lark import Lark
+
     options = dict(parser="lalr", lexer="contextual", start=START_RULES,
                    propagate_positions=True, maybe_placeholders=True)
-    text = grammar_path().read_text(encoding="utf-8")
+    text = _grammar_text()
     try:
         return Lark(text, cache=True, **options)
     except OSError:  # no writable temp directory: build every time
@@ -38,7 +43,26 @@ def lark_parser() -> Lark:
 
 
 @cache
+def _grammar_text() -> str:
+    return grammar_path().read_text(encoding="utf-8")
+
+
+@cache
+def terminal_source(name: str) -> tuple[str, str]:
+    """(pattern, flags) of a `NAME[.priority]: /pattern/flags` terminal, read from the
+    grammar text itself (no Lark import: the fast path needs a few terminals only)."""
+    m = re.search(rf"^{re.escape(name)}(?:\.-?[0-9]+)?:[ \t]*/(.*)/([imslux]*)[ \t]*$",
+                  _grammar_text(), re.M)
+    if m is None:
+        raise KeyError(f"terminal {name} is not a /regex/ in hlo.lark")
+    return m.group(1), m.group(2)
+
+
+@cache
 def terminal_regex(name: str) -> re.Pattern[str]:
     """A grammar terminal as a compiled regex, for the fast path's token checks."""
-    term = lark_parser().get_terminal(name)
-    return re.compile(term.pattern.to_regexp(), re.S)
+    pattern, flags = terminal_source(name)
+    value = 0
+    for f in flags:
+        value |= getattr(re, f.upper())
+    return re.compile(pattern, value)

@@ -7,14 +7,19 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lark.exceptions import LarkError, UnexpectedInput, VisitError
-
 from hloscope.ir import Instruction, Module
 from hloscope.parser.attrs import parse_attr
 from hloscope.parser.errors import ParseError, from_lark
 from hloscope.parser.scan import ScanMiss, scan_text
-from hloscope.parser.strict import AttributeParseError, force_attributes, parse_strict
 from hloscope.parser.validate import validate
+
+
+def _lark_errors() -> tuple[type[Exception], ...]:
+    """Lark's exception classes, imported only once something has gone wrong (the
+    fast path does not load Lark at all)."""
+    from lark.exceptions import LarkError
+
+    return (LarkError,)
 
 
 def _locate_attr(instr: Instruction, key: str, cause: Exception, path: str,
@@ -58,10 +63,11 @@ def attr_hook(instr: Instruction, key: str, text: str) -> Any:
     """Installed as the IR's attribute parser: typed value, or a located error."""
     try:
         return parse_attr(key, text)
-    except VisitError as e:
-        raise _locate_attr(instr, key, e.orig_exc, "") from e
-    except (LarkError, ValueError, IndexError, KeyError, TypeError) as e:
-        raise _locate_attr(instr, key, e, "") from e
+    except (ValueError, IndexError, KeyError, TypeError, *_lark_errors()) as e:
+        from lark.exceptions import VisitError
+
+        cause = e.orig_exc if isinstance(e, VisitError) else e
+        raise _locate_attr(instr, key, cause, "") from e
 
 
 def decode(data: bytes, path: str) -> str:
@@ -95,11 +101,15 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
     if not strict:
         try:
             modules = scan_text(text, path)
-        except (ScanMiss, LarkError, ValueError, KeyError, IndexError, TypeError):
+        except (ScanMiss, ValueError, KeyError, IndexError, TypeError, *_lark_errors()):
             pass  # the grammar decides: same IR, or a located error
         else:
-            validate(modules, text.split("\n"))
+            validate(modules, text)
             return modules
+    from lark.exceptions import UnexpectedInput, VisitError
+
+    from hloscope.parser.strict import AttributeParseError, force_attributes, parse_strict
+
     try:
         modules = parse_strict(text, path)
     except ParseError as e:
@@ -120,7 +130,7 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
             force_attributes(modules)
         except AttributeParseError as e:
             raise _locate_attr(e.instr, e.key, e.cause, path, text.splitlines()) from None
-    validate(modules, text.split("\n"))
+    validate(modules, text)
     return modules
 
 

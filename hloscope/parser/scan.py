@@ -11,11 +11,11 @@ or reports the error with its location.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.parser.attrs import parse_shape
-from hloscope.parser.text import Unbalanced, match_close, split_top, strip_comments
-from hloscope.parser.values import unquote
+from hloscope.parser.text import Unbalanced, match_close, split_top, strip_comments, unquote
 
 LITERAL_OPCODES = frozenset({"constant", "parameter"})
 
@@ -31,6 +31,48 @@ _STRING_ENTRY = re.compile(r'\s*(-?\d+)\s+("(?:[^"\\]|\\.)*")\s*$')
 _RECORD_ENTRY = re.compile(r"\s*(-?\d+)\s+\{(.*)\}\s*$")
 _RECORD_FIELD = re.compile(rf'\s*({_NAME})=("(?:[^"\\]|\\.)*"|-?\d+|{_NAME})')
 _SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
+
+
+# The whole-line pattern of the fast path. A bracketed attribute value may nest 3 deep,
+# or 8 deep in [] and {} only (backend_config JSON); each level copies the one below
+# once per bracket kind, so deeper values (rare) are left to the line scanner.
+# Strings may not span lines; a `/` or `'` outside strings (comments, odd quoting)
+# also leaves the line to the line scanner, which strips comments first.
+_STR = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+_PLAIN = r"[^()\[\]{}\"'/\n]"
+_PAIRS = {"(": r"\((?:{})*+\)", "[": r"\[(?:{})*+\]", "{": r"\{{(?:{})*+\}}"}
+
+
+def _nested(depth: int, kinds: str) -> str:
+    inner = _PLAIN + "++"
+    for _ in range(depth):
+        inner = "(?:" + "|".join([_PLAIN + "++", _STR, *(_PAIRS[k].format(inner) for k in kinds)]) + ")"
+    return inner
+
+
+_VALUE = ("(?:" + "|".join([r"[^,()\[\]{}\"'/\n]++", _STR,
+                            *(_PAIRS[k].format(_nested(2, "([{")) for k in "([{"),
+                            _PAIRS["{"].format(_nested(7, "[{"))]) + ")++")
+_BARE = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+_SHAPE = (r"[a-z][a-z0-9]*\[[^\]/\n]*\](?:\{[^{}/\n]*\})?"
+          r"|\((?:[^()/\n]|\((?:[^()/\n]|\([^()/\n]*\))*\))*\)")
+_LINE = re.compile(
+    rf"^([ \t]*)(ROOT[ \t]+)?%?({_BARE})[ \t]*=[ \t]*({_SHAPE})[ \t]+({_BARE})"
+    rf"\((?:((?:%?{_BARE}(?:,[ \t]*%?{_BARE})*)?)|([^()/\n]*))\)"
+    rf"((?:,[ \t]*{_BARE}={_VALUE})*)[ \t]*$",
+    re.M,
+)
+# Splitting an attribute list `_LINE` has accepted: its brackets are known to pair up,
+# so one bracket class per level finds the same value ends (and the pattern stays small).
+_ANY_PAIR = _PLAIN + "++"
+for _ in range(8):
+    _ANY_PAIR = rf"(?:{_PLAIN}++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])"
+_ATTR_ITEM = re.compile(rf",[ \t]*({_BARE})=((?:[^,()\[\]{{}}\"'/\n]++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])++)")
+_PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
+_HEADER = re.compile(rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
+                     rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*$")
+_PARAM_ITEM = re.compile(_PARAM)
+_OPERAND_SEP = re.compile(r",[ \t]*")
 
 
 class ScanMiss(Exception):
@@ -104,7 +146,7 @@ def scan_instruction(s: str, line: int, computation: str) -> Instruction:
         shape_text=shape_text,
         operands=tuple(names),
         operand_shapes=tuple(shapes),
-        attrs=_attrs(s, close + 1),
+        _attrs=_attrs(s, close + 1),
         literal=literal,
         is_root=head.group(2) is not None,
         line=line,
@@ -157,66 +199,92 @@ def _record(body: str) -> dict[str, object]:
     return fields
 
 
-def scan_text(text: str, path: str) -> list[Module]:
-    """Scan a whole file into modules; raises ScanMiss when unsure."""
-    modules: list[Module] = []
-    module: Module | None = None
-    comp: Computation | None = None
-    section: str | None = None
-    lines = text.split("\n")
-    n = len(lines)
-    k = 0
-    while k < n:
-        lineno = k + 1
-        s = lines[k]
-        k += 1
-        if "/" in s:
-            s = strip_comments(s)
-        if not s or s.isspace():
-            continue
+class _Lines:
+    """The line-by-line scanner, for everything the whole-line pattern does not take:
+    headers, closing braces, debug tables, comments, multi-line instructions."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.modules: list[Module] = []
+        self.module: Module | None = None
+        self.comp: Computation | None = None
+        self.section: str | None = None
+        self.pending: tuple[str, int] | None = None  # an instruction continued below
+        self.shapes: dict[str, Any] = {}  # shape text -> parsed Shape
+
+    def shape(self, text: str) -> tuple[str, Any]:
+        shape = self.shapes.get(text)
+        if shape is None:
+            shape = self.shapes[text] = parse_shape(text)
+        return text, shape
+
+    @property
+    def idle_in_computation(self) -> bool:
+        return self.comp is not None and self.pending is None
+
+    def feed(self, lines: list[str], first: int) -> None:
+        for k, raw in enumerate(lines):
+            lineno = first + k
+            s = strip_comments(raw) if "/" in raw else raw
+            if self.pending is not None:
+                s, lineno = self.pending[0] + "\n" + s, self.pending[1]
+                self.pending = None
+            elif not s or s.isspace():
+                continue
+            self.line(s, lineno)
+
+    def line(self, s: str, lineno: int) -> None:
+        comp = self.comp
         if comp is not None:
             stripped = s.strip()
             if stripped.startswith("}"):
                 comp.attrs = _attrs(stripped, 1)
-                module.computations.append(comp)  # type: ignore[union-attr]
-                comp = None
-                continue
-            while True:
-                try:
-                    instr = scan_instruction(s, lineno, comp.name)
-                    break
-                except Unbalanced:
-                    if k >= n:
-                        raise ScanMiss("unclosed bracket") from None
-                    nxt = lines[k]
-                    k += 1
-                    s = s + "\n" + (strip_comments(nxt) if "/" in nxt else nxt)
-                except ValueError as e:
-                    raise ScanMiss(str(e)) from None
+                self.module.computations.append(comp)  # type: ignore[union-attr]
+                self.comp = None
+                return
+            try:
+                instr = scan_instruction(s, lineno, comp.name)
+            except Unbalanced:
+                self.pending = (s, lineno)
+                return
+            except ValueError as e:
+                raise ScanMiss(str(e)) from None
             comp.instructions.append(instr)
-            continue
+            return
         stripped = s.strip()
         if stripped.startswith("HloModule"):
             m = _MODULE.match(s)
             if not m:
                 raise ScanMiss("module header")
-            module = Module(m.group(1).lstrip("%"), path=path, line=lineno)
+            self.module = Module(m.group(1).lstrip("%"), path=self.path, line=lineno)
             try:
-                module.attrs = _attrs(s, m.start(2))
+                self.module.attrs = _attrs(s, m.start(2))
             except ValueError as e:
                 raise ScanMiss(str(e)) from None
-            modules.append(module)
-            section = None
-            continue
-        if module is None:
+            self.modules.append(self.module)
+            self.section = None
+            return
+        if self.module is None:
             if not stripped.endswith("{"):
                 raise ScanMiss("text before HloModule")
-            module = Module("", path=path, line=lineno)  # headerless: named below
-            modules.append(module)
+            self.module = Module("", path=self.path, line=lineno)  # headerless: named below
+            self.modules.append(self.module)
+        module = self.module
         if stripped in _SECTIONS:
-            section = stripped
-            continue
+            self.section = stripped
+            return
         if stripped.endswith("{"):
+            m = _HEADER.match(s)
+            if m is not None and m.group(2) not in _SECTIONS:
+                params = _PARAM_ITEM.findall(m.group(3))
+                for _, t in params:
+                    self.shape(t)
+                self.comp = Computation(
+                    m.group(2).lstrip("%"), is_entry=m.group(1) is not None, params=params,
+                    result_shape_text=self.shape(m.group(_HEADER.groups))[0], line=lineno,
+                )
+                self.section = None
+                return
             m = _COMP_HEAD.match(s)
             if not m or m.group(2) in _SECTIONS:
                 raise ScanMiss("computation header")
@@ -224,32 +292,91 @@ def scan_text(text: str, path: str) -> list[Module]:
                 params, result = _signature(m.group(3))
             except ValueError as e:
                 raise ScanMiss(str(e)) from None
-            comp = Computation(
+            self.comp = Computation(
                 m.group(2).lstrip("%"), is_entry=m.group(1) is not None, params=params,
                 result_shape_text=result, line=lineno,
             )
-            section = None
-            continue
+            self.section = None
+            return
+        section = self.section
         if section in ("FileNames", "FunctionNames"):
             m = _STRING_ENTRY.match(s)
             if not m:
                 raise ScanMiss("string entry")
             table = module.file_names if section == "FileNames" else module.function_names
             table[int(m.group(1))] = unquote(m.group(2))
-            continue
+            return
         if section in ("FileLocations", "StackFrames"):
             m = _RECORD_ENTRY.match(s)
             if not m:
                 raise ScanMiss("record entry")
             table = module.file_locations if section == "FileLocations" else module.stack_frames
             table[int(m.group(1))] = _record(m.group(2))
-            continue
+            return
         raise ScanMiss("unrecognised line")
-    if comp is not None:
+
+
+def scan_text(text: str, path: str) -> list[Module]:
+    """Scan a whole file into modules; raises ScanMiss when unsure.
+
+    One pattern (`_LINE`, run by the regex engine over the whole text) takes the
+    instruction lines as XLA prints them, attribute list checked but not split; the
+    lines between its matches go through the line-by-line scanner.
+    """
+    lines = _Lines(path)
+    shapes = lines.shapes
+    pos = 0
+    lineno = 1
+    comp: Computation | None = None  # the computation the next match belongs to, if any
+    for m in _LINE.finditer(text):
+        start = m.start()
+        if start != pos:
+            gap = text[pos:start].split("\n")
+            gap.pop()  # the text before this match's line start
+            lines.feed(gap, lineno)
+            lineno += len(gap)
+            comp = lines.comp if lines.pending is None else None
+            if comp is not None:
+                append, comp_name = comp.instructions.append, comp.name
+        pos = m.end() + 1
+        indent, root, name, shape_text, opcode, names, lit, attr_text = m.groups()
+        if comp is None or (names is None and opcode not in LITERAL_OPCODES):
+            lines.feed([m.group(0)], lineno)  # the line scanner decides
+            lineno += 1
+            comp = lines.comp if lines.pending is None else None
+            if comp is not None:
+                append, comp_name = comp.instructions.append, comp.name
+            continue
+        if opcode in LITERAL_OPCODES:
+            literal = (names if names is not None else lit).strip()
+            operands: tuple[str, ...] = ()
+        else:
+            literal = None
+            operands = tuple(_OPERAND_SEP.split(names.replace("%", ""))) if names else ()
+        shape = shapes.get(shape_text)
+        if shape is None:
+            shape = shapes[shape_text] = parse_shape(shape_text)
+        # positional: name, opcode, shape_text, operands, operand_shapes, _attrs, literal,
+        # is_root, line, column, computation, _shape, attr_text
+        append(Instruction(name, opcode, shape_text, operands, (None,) * len(operands), None,
+                           literal, root is not None, lineno, len(indent) + 1, comp_name,
+                           shape, attr_text))
+        lineno += 1
+    rest = text[pos:].split("\n")
+    lines.feed(rest, lineno)
+    if lines.pending is not None:
+        raise ScanMiss("unclosed bracket")
+    if lines.comp is not None:
         raise ScanMiss("unclosed computation")
+    modules = lines.modules
     if not modules:
         raise ScanMiss("no module")
-    for m in modules:
-        if not m.name and m.entry is not None:
-            m.name = "module_" + m.entry.name
+    for mod in modules:
+        if not mod.name and mod.entry is not None:
+            mod.name = "module_" + mod.entry.name
     return modules
+
+
+def split_attr_text(attr_text: str) -> dict[str, str]:
+    """{key: value} of an attribute list `_LINE` has accepted (so the split cannot fail)."""
+    return {k: v.rstrip() for k, v in _ATTR_ITEM.findall(attr_text)}

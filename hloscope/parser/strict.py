@@ -68,7 +68,7 @@ def _instruction(text: str, node: Tree, computation: str) -> Instruction:
         shape_text=_span(text, shape) if shape is not None else "",
         operands=tuple(names),
         operand_shapes=tuple(shapes),
-        attrs=_attributes(text, rest),
+        _attrs=_attributes(text, rest),
         literal=literal,
         is_root=root is not None,
         line=node.meta.line,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # A quoted string, or a comment (group 1): comments are removed, strings kept.
 _COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|(/\*.*?\*/|//[^\n]*)', re.S)
@@ -10,8 +11,9 @@ _COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|(/\*.*?\*/|//[^\n
 # strings in C: group 1 is a bracket, a comma (depth 0 only), or a quote that never closes.
 _STR = r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\''
 # (unrolled loops: linear time, no nested quantifiers to backtrack through)
-_NEXT_TOP = re.compile(r'[^(){}\[\],"\']*(?:(?:' + _STR + r')[^(){}\[\],"\']*)*([(){}\[\],"\'])')
-_NEXT_IN = re.compile(r'[^(){}\[\]"\']*(?:(?:' + _STR + r')[^(){}\[\]"\']*)*([(){}\[\]"\'])')
+# (the group is optional: text that ends in a closed string has no next character)
+_NEXT_TOP = re.compile(r'[^(){}\[\],"\']*(?:(?:' + _STR + r')[^(){}\[\],"\']*)*([(){}\[\],"\'])?')
+_NEXT_IN = re.compile(r'[^(){}\[\]"\']*(?:(?:' + _STR + r')[^(){}\[\]"\']*)*([(){}\[\]"\'])?')
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -78,3 +80,54 @@ def match_close(s: str, i: int) -> int:
             raise ValueError(f"unmatched {c!r} at offset {j}")
         elif not stack:
             return j
+
+
+def unquote(s: str) -> str:
+    """A double- or single-quoted HLO string literal (C escapes) as text."""
+    body = s[1:-1]
+    if "\\" not in body:
+        return body
+    return _unescape(body)
+
+
+def _unescape(body: str) -> str:
+    out: list[str] = []
+    i = 0
+    simple = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in simple:
+                out.append(simple[nxt])
+                i += 2
+                continue
+            if nxt == "x":
+                j = i + 2
+                while j < len(body) and j < i + 4 and body[j] in "0123456789abcdefABCDEF":
+                    j += 1
+                out.append(chr(int(body[i + 2 : j] or "0", 16)))
+                i = j
+                continue
+            out.append(nxt)
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def scalar_text(kind: str, text: str) -> Any:
+    """A single-token value by its grammar terminal: int, float, string, or a
+    name/keyword as text."""
+    if kind == "INT":
+        return int(text)
+    if kind == "FLOAT":
+        return float(text)
+    if kind == "NEG_SPECIAL":
+        return float(text.split("(")[0])
+    if kind in ("STRING", "SQSTRING"):
+        return unquote(text)
+    if kind == "NAME":
+        return text.lstrip("%")
+    return text

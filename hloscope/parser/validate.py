@@ -12,56 +12,64 @@ from hloscope.parser.errors import ParseError
 
 
 def _error(msg: str, module: Module, instr: Instruction | None, comp: Computation | None,
-           lines: list[str] | None) -> ParseError:
+           text: str | None) -> ParseError:
     line = instr.line if instr is not None else (comp.line if comp is not None else module.line)
     col = instr.column if instr is not None else 1
+    lines = text.split("\n") if text else None
     src = lines[line - 1] if lines and 0 < line <= len(lines) else None
     return ParseError(msg, module.path, line, col, src)
 
 
-def validate(modules: list[Module], lines: list[str] | None = None) -> None:
+def validate(modules: list[Module], text: str | None = None) -> None:
+    """Raise a located ParseError for the first semantic error; `text` (the parsed
+    file) only supplies the offending line for the message."""
     for module in modules:
         names: set[str] = set()
         for comp in module.computations:
             if comp.name in names:
-                raise _error(f"computation {comp.name} is defined twice", module, None, comp, lines)
+                raise _error(f"computation {comp.name} is defined twice", module, None, comp, text)
             names.add(comp.name)
         for comp in module.computations:
             try:
-                _computation(module, comp, names, lines)
+                _computation(module, comp, names, text)
             except ParseError as e:  # attribute errors are raised without the file's name
                 if not e.path or e.path == "<string>":
                     e.path = module.path
-                    if e.source_line is None and lines and 0 < e.line <= len(lines):
+                    lines = text.split("\n") if text else []
+                    if e.source_line is None and 0 < e.line <= len(lines):
                         e.source_line = lines[e.line - 1]
                 raise
 
 
-def _computation(module: Module, comp: Computation, computations: set[str], lines) -> None:
+def _computation(module: Module, comp: Computation, computations: set[str], text) -> None:
     if not comp.instructions:
-        raise _error(f"computation {comp.name} has no instructions", module, None, comp, lines)
+        raise _error(f"computation {comp.name} has no instructions", module, None, comp, text)
     seen: dict[str, Instruction] = {}
     roots = 0
     params: dict[int, Instruction] = {}
     for instr in comp.instructions:
-        err = lambda msg: _error(msg, module, instr, comp, lines)  # noqa: E731
-        if instr.opcode not in OPCODES:
-            raise err(f"unknown opcode '{instr.opcode}'")
-        if instr.name in seen:
-            raise err(f"instruction %{instr.name} is defined twice in {comp.name}")
+        op, name = instr.opcode, instr.name
+        if op not in OPCODES:
+            raise _Raiser(module, instr, comp, text)(f"unknown opcode '{op}'")
+        if name in seen:
+            raise _Raiser(module, instr, comp, text)(
+                f"instruction %{name} is defined twice in {comp.name}")
         for operand in instr.operands:
             if operand not in seen:
                 later = operand in comp.by_name
-                raise err(f"operand %{operand} of %{instr.name} is "
-                          + ("used before it is defined" if later else f"not defined in {comp.name}"))
+                raise _Raiser(module, instr, comp, text)(
+                    f"operand %{operand} of %{name} is "
+                    + ("used before it is defined" if later else f"not defined in {comp.name}"))
         for called in instr.called_computations:
             if called not in computations:
-                raise err(f"%{instr.name} calls computation {called}, which does not exist")
+                raise _Raiser(module, instr, comp, text)(
+                    f"%{name} calls computation {called}, which does not exist")
         if instr.is_root:
             roots += 1
             if roots > 1:
-                raise err(f"{comp.name} has more than one ROOT")
-        if instr.opcode == "parameter":
+                raise _Raiser(module, instr, comp, text)(f"{comp.name} has more than one ROOT")
+        if op == "parameter":
+            err = _Raiser(module, instr, comp, text)
             number = _int(instr.literal)
             if number is None or not 0 <= number < len(comp.instructions):
                 raise err(f"parameter number {instr.literal!r} is not between 0 and the "
@@ -69,12 +77,29 @@ def _computation(module: Module, comp: Computation, computations: set[str], line
             if number in params:
                 raise err(f"parameter {number} is defined twice in {comp.name}")
             params[number] = instr
-        _shapes(instr, seen, err)
-        seen[instr.name] = instr
+        elif op in _SHAPE_CHECKED:
+            _shapes(instr, seen, _Raiser(module, instr, comp, text))
+        seen[name] = instr
     if params and sorted(params) != list(range(len(params))):
         missing = next(i for i, n in enumerate(sorted(params)) if i != n)
         raise _error(f"{comp.name} has parameters {sorted(params)} but no parameter({missing})",
-                     module, params[max(params)], comp, lines)
+                     module, params[max(params)], comp, text)
+
+
+class _Raiser:
+    """Makes the located error for one instruction (built only when one is raised)."""
+
+    __slots__ = ("module", "instr", "comp", "text")
+
+    def __init__(self, module: Module, instr: Instruction, comp: Computation, text) -> None:
+        self.module, self.instr, self.comp, self.text = module, instr, comp, text
+
+    def __call__(self, msg: str) -> ParseError:
+        return _error(msg, self.module, self.instr, self.comp, self.text)
+
+
+_SHAPE_CHECKED = UNARY_ELEMENTWISE | BINARY_SAME_SHAPE | {
+    "dot", "convolution", "reduce", "transpose", "broadcast", "reverse", "get-tuple-element"}
 
 
 def _int(text: str | None) -> int | None:

@@ -18,43 +18,9 @@ from hloscope.ir.values import (
     iota_groups,
     mesh_groups,
 )
+from hloscope.parser.text import scalar_text, unquote  # noqa: F401 (unquote: re-exported)
 
 PUNCT = {"COMMA", "COLON", "EQUAL", "ARROW", "LEQ", "QMARK", "STAR", "HASH", "PLUS", "TILDE", "LAYOUT_OPEN"}
-
-
-def unquote(s: str) -> str:
-    """A double- or single-quoted HLO string literal (C escapes) as text."""
-    body = s[1:-1]
-    if "\\" not in body:
-        return body
-    return _unescape(body)
-
-
-def _unescape(body: str) -> str:
-    out: list[str] = []
-    i = 0
-    simple = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            if nxt in simple:
-                out.append(simple[nxt])
-                i += 2
-                continue
-            if nxt == "x":
-                j = i + 2
-                while j < len(body) and j < i + 4 and body[j] in "0123456789abcdefABCDEF":
-                    j += 1
-                out.append(chr(int(body[i + 2 : j] or "0", 16)))
-                i = j
-                continue
-            out.append(nxt)
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
 
 
 INT64_MAX = (1 << 63) - 1
@@ -80,18 +46,7 @@ def _perm(tok: Token | None) -> tuple[int, ...]:
 
 def scalar(tok: Token) -> Any:
     """A single-token value: int, float, string, or a name/keyword as text."""
-    kind = tok.type
-    if kind == "INT":
-        return int(tok)
-    if kind == "FLOAT":
-        return float(tok)
-    if kind == "NEG_SPECIAL":
-        return float(tok.split("(")[0])
-    if kind in ("STRING", "SQSTRING"):
-        return unquote(tok)
-    if kind == "NAME":
-        return tok.lstrip("%")
-    return str(tok)
+    return scalar_text(tok.type, str(tok))
 
 
 class ValueBuilder(Transformer):

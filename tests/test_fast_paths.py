@@ -1,0 +1,182 @@
+"""The fast path's shortcuts agree with the grammar they stand in for.
+
+The whole-line pattern, the compact shape reader, the compact typed values and the
+terminal patterns read from hlo.lark's text are each compared with the route through
+Lark on every fixture and corpus file, and on generated and broken inputs.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from functools import cache
+
+import pytest
+from conftest import ROOT, corpus_files, fixture_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hloscope.parser import parse
+from hloscope.parser.attrs import _MISSING, KEY_RULES, _fast_rule, parse_rule
+from hloscope.parser.grammar import lark_parser, terminal_regex
+from hloscope.parser.scan import _LINE, scan_instruction, scan_text
+from hloscope.parser.shapes import fast_shape
+
+
+@cache
+def _modules():
+    out = []
+    for path in fixture_files() + corpus_files():
+        try:
+            out.extend(parse(path.read_text(), str(path)))
+        except Exception:  # files XLA rejects too; their own tests cover them
+            continue
+    return out
+
+
+@cache
+def _shape_texts() -> list[str]:
+    texts: set[str] = set()
+    for m in _modules():
+        for c in m.computations:
+            texts.update(s for _, s in c.params)
+            texts.add(c.result_shape_text or "f32[]")
+            for i in c.instructions:
+                texts.add(i.shape_text)
+                texts.update(s for s in i.operand_shapes if s)
+    texts.discard("")
+    return sorted(texts)
+
+
+def _grammar_shape(text: str):
+    return parse_rule("shape", text)
+
+
+def test_fast_shape_equals_grammar_on_every_real_shape():
+    texts = _shape_texts()
+    assert len(texts) > 300
+    fast = 0
+    for text in texts:
+        shape = fast_shape(text)
+        if shape is not None:
+            fast += 1
+            assert shape == _grammar_shape(text), text
+    assert fast > 0.9 * len(texts)  # real shapes are in the compact form
+
+
+_TYPES = st.sampled_from(["f32", "bf16", "s32", "pred", "u8", "f8e4m3fn", "s4", "token"])
+_DIMS = st.lists(st.integers(0, 4096), max_size=4)
+
+
+@st.composite
+def _array_text(draw) -> str:
+    etype, dims = draw(_TYPES), draw(_DIMS)
+    text = f"{etype}[{','.join(map(str, dims))}]"
+    if draw(st.booleans()):
+        perm = draw(st.permutations(range(len(dims)))) if draw(st.booleans()) else \
+            draw(st.lists(st.integers(0, 5), max_size=4))  # often not a permutation
+        items = draw(st.lists(st.sampled_from(
+            ["T(8,128)", "(2,1)", "T(256)", "T(4,128)(4,1)", "S(1)", "S(5)", "E(4)", "T(*,8)", "T()"]),
+            max_size=3))
+        text += "{" + ",".join(map(str, perm)) + (":" + "".join(items) if items else "") + "}"
+    return text
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_array_text(), min_size=1, max_size=3), st.booleans())
+def test_fast_shape_never_disagrees_with_grammar(parts, as_tuple):
+    text = "(" + ", ".join(parts) + ")" if as_tuple else parts[0]
+    try:
+        expected = _grammar_shape(text)
+    except Exception:
+        assert fast_shape(text) is None, text  # the grammar rejects: no fast answer
+        return
+    got = fast_shape(text)
+    assert got is None or got == expected, text
+
+
+@pytest.mark.parametrize("text", [
+    "f32[2,3]{0}", "f32[2]{1}", "f32[99999999999999999999]", "f32[2]{0:T()}", "f32[2]{0:S(1)(2)}",
+    "f32[4]{0:T(4294967296)}", "(f32[], (s32[]))", "f32[ 2]", "f32[<=4]", "qq[2]", "(f32[],)", "f32[]{}",
+])
+def test_fast_shape_leaves_the_unusual_to_the_grammar(text):
+    assert fast_shape(text) is None
+
+
+def test_fast_typed_values_equal_grammar():
+    checked = 0
+    for m in _modules():
+        for c in m.computations:
+            for i in c.instructions:
+                for key, value in i.attrs.items():
+                    rule = KEY_RULES.get(key)
+                    if rule not in ("int_list", "dim_labels", "name_list"):
+                        continue
+                    fast = _fast_rule(rule, value)
+                    if fast is not _MISSING:
+                        checked += 1
+                        assert fast == parse_rule(rule, value), (key, value)
+    assert checked > 500
+    for rule, text in [("int_list", "{1, 2}"), ("int_list", "{1,,2}"), ("name_list", "{a,}"),
+                       ("dim_labels", "b01f_01io->b01f ")]:
+        assert _fast_rule(rule, text) is _MISSING
+
+
+def test_terminals_read_from_grammar_text_equal_larks():
+    terminals = {t.name: t for t in lark_parser().terminals}
+    compared = 0
+    for name in ("INT", "FLOAT", "NAME", "STRING", "SQSTRING", "NEG_SPECIAL", "DIM_LABELS", "TYPE_LB"):
+        ours = terminal_regex(name)
+        theirs = terminals[name].pattern
+        assert ours.pattern == theirs.value and set(theirs.flags) == {
+            f for f in "imslx" if ours.flags & getattr(re, f.upper())}, name
+        compared += 1
+    assert compared == 8
+
+
+def test_line_pattern_and_line_scanner_build_the_same_instruction():
+    """Every line the whole-line pattern takes, the line-by-line scanner reads the same."""
+    seen = 0
+    for path in fixture_files() + corpus_files()[:40]:
+        text = path.read_text()
+        try:
+            modules = scan_text(text, str(path))
+        except Exception:
+            continue
+        by_line = {i.line: i for m in modules for c in m.computations for i in c.instructions}
+        lines = text.split("\n")
+        lineno, counted = 1, 0
+        for mt in _LINE.finditer(text):
+            lineno += text.count("\n", counted, mt.start())
+            counted = mt.start()
+            fast = by_line.get(lineno)
+            if fast is None or fast._attrs is not None:
+                continue  # not an instruction line, or one the line scanner took
+            slow = scan_instruction(lines[lineno - 1], lineno, fast.computation)
+            assert (fast.name, fast.opcode, fast.shape_text, fast.operands, fast.literal,
+                    fast.is_root, fast.column, fast.attrs) == \
+                   (slow.name, slow.opcode, slow.shape_text, slow.operands, slow.literal,
+                    slow.is_root, slow.column, slow.attrs), f"{path}:{lineno}"
+            seen += 1
+    assert seen > 30000
+
+
+def test_fast_path_keeps_attribute_text_until_asked():
+    m = parse("HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0), metadata={op_name=\"a,b\"}\n"
+              "  ROOT n = f32[2]{0} negate(p), metadata={op_name=\"x\"}, sharding={replicated}\n}\n")[0]
+    neg = m.entry.root
+    assert neg._attrs is None and neg.attr_text.startswith(", metadata=")
+    assert neg.attrs == {"metadata": '{op_name="x"}', "sharding": "{replicated}"}
+    assert neg.called_computations == [] and not neg.may_have("to_apply")
+    assert m.entry.instructions[0].literal == "0"
+
+
+def test_stats_of_a_real_tpu_dump_does_not_load_the_grammar():
+    """The compact forms cover real output: Lark is loaded only when something needs it."""
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom hloscope.cli import app\n"
+            "r = CliRunner().invoke(app, ['stats', '--no-cache', sys.argv[1]])\n"
+            "assert r.exit_code == 0, r.output\nprint('lark' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "fixtures/tpu/llm_v5p_16.hlo.txt")],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
