@@ -170,7 +170,8 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
         from hloscope.cost.memory import memory_facts
         from hloscope.summary import module_stats
 
-        result = [{**module_stats(m), "memory": memory_facts(m)} for m in modules]
+        every = per_computation or format == Format.json  # JSON always carries the list
+        result = [{**module_stats(m, every), "memory": memory_facts(m)} for m in modules]
         if format == Format.json:
             _emit_json({"version": 1, "modules": result})
             return

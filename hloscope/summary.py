@@ -39,7 +39,7 @@ def module_json(module: Module) -> dict[str, Any]:
 
 def _kind(instr: Instruction) -> str | None:
     if instr.opcode == "fusion":
-        return instr.attrs.get("kind", "kLoop")
+        return instr.raw_attr("kind") or "kLoop"
     return None
 
 
@@ -61,11 +61,12 @@ def _as_json(n: int, opcodes: Counter, kinds: Counter, targets: Counter) -> dict
     }
 
 
-def module_stats(module: Module) -> dict[str, Any]:
+def module_stats(module: Module, per_computation: bool = True) -> dict[str, Any]:
+    """Counts for the module; `per_computation=False` leaves that list empty."""
     fused = module.fusion_computations()
     per_comp = []
     entry = module.entry
-    for comp in module.computations:
+    for comp in module.computations if per_computation else ():
         per_comp.append({"name": comp.name, "is_entry": comp is entry,
                          "is_fusion": comp.name in fused,
                          **_as_json(len(comp.instructions), *_counters(comp.instructions))})

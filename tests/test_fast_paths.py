@@ -180,3 +180,24 @@ def test_stats_of_a_real_tpu_dump_does_not_load_the_grammar():
     out = subprocess.run([sys.executable, "-c", code, str(ROOT / "fixtures/tpu/llm_v5p_16.hlo.txt")],
                          capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_one_attribute_read_without_splitting_equals_the_split():
+    """raw_attr (walks to one key) and called_computations give what the full split gives."""
+    compared = 0
+    for path in fixture_files():
+        for m in parse(path.read_text(), str(path)):
+            for c in m.computations:
+                for i in c.instructions:
+                    if i._attrs is not None:
+                        continue  # taken by the line scanner: split already
+                    keys = ["kind", "calls", "dimensions", "index", "to_apply", "metadata",
+                            "backend_config", "custom_call_target", "absent_key"]
+                    one = {k: i.raw_attr(k) for k in keys}
+                    calls = i.called_computations
+                    assert i._attrs is None or any(i.attr_text.count(f"{k}=") > 1 for k in keys)
+                    i._attrs, i._calls = None, None
+                    assert one == {k: i.attrs.get(k) for k in keys}, f"{path}: {i.name}"
+                    assert calls == i.called_computations
+                    compared += 1
+    assert compared > 30000

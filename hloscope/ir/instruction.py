@@ -13,8 +13,10 @@ from hloscope.ir.shape import Shape
 # by text, so the 100k instructions of a large dump share a few hundred shapes.
 shape_parser: Callable[[str], Shape] | None = None
 attr_parser: Callable[[Instruction, str, str], Any] | None = None
-# Splits an `attr_text` the fast scanner has already checked into {key: value text}.
+# Splits an `attr_text` the fast scanner has already checked into {key: value text};
+# the seeker finds one key's value in it without splitting the rest.
 attr_splitter: Callable[[str], dict[str, str]] | None = None
+attr_seeker: Callable[[str, str], str | None] | None = None
 
 # Attribute keys whose values name computations this instruction calls.
 CALL_KEYS = (
@@ -22,8 +24,9 @@ CALL_KEYS = (
     "called_computations", "true_computation", "false_computation", "select", "scatter",
 )
 
+_NAME = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)")  # the grammar's NAME, without its `%`
 # An attribute list as the fast scanner keeps it: `, key=value, ...` (comma first).
-_CALLS = re.compile(",[ \t]*(?:" + "|".join(CALL_KEYS) + ")=")
+CALL_ATTR = re.compile(",[ \t]*(" + "|".join(CALL_KEYS) + ")=")
 
 
 @dataclass(eq=False, slots=True)
@@ -50,6 +53,7 @@ class Instruction:
     computation: str = ""
     _shape: Shape | None = None
     attr_text: str = ""
+    _calls: list[str] | None = None
 
     @property
     def attrs(self) -> dict[str, str]:
@@ -64,6 +68,20 @@ class Instruction:
             return key in self._attrs
         return f"{key}=" in self.attr_text  # the scanner admits no blank before `=`
 
+    def raw_attr(self, key: str) -> str | None:
+        """`attrs.get(key)`, without splitting the whole list when only one key is asked
+        (most instructions carry long metadata and backend_config values)."""
+        if self._attrs is not None:
+            return self._attrs.get(key)
+        text = self.attr_text
+        at = text.find(f"{key}=")
+        if at < 0:
+            return None
+        if text.find(f"{key}=", at + 1) >= 0:  # twice (or inside a string): split it all
+            return self.attrs.get(key)
+        assert attr_seeker is not None, "import hloscope.parser first"
+        return attr_seeker(text, key)
+
     @property
     def shape(self) -> Shape:
         if self._shape is None:
@@ -73,7 +91,7 @@ class Instruction:
 
     def attr(self, key: str, default: Any = None) -> Any:
         """The typed value of attribute `key` (see hloscope.parser.attrs)."""
-        text = self.attrs.get(key)
+        text = self.raw_attr(key)
         if text is None:
             return default
         assert attr_parser is not None, "import hloscope.parser first"
@@ -87,14 +105,31 @@ class Instruction:
 
     @property
     def called_computations(self) -> list[str]:
-        """Names of computations this instruction calls, in attribute order."""
-        if self._attrs is None and not _CALLS.search(self.attr_text):
-            return []
+        """Names of computations this instruction calls (in CALL_KEYS order; computed
+        once: the IR is not edited after parsing)."""
+        if self._calls is None:
+            self._calls = self._find_calls()
+        return list(self._calls)
+
+    def _find_calls(self) -> list[str]:
+        if self._attrs is None:
+            if CALL_ATTR.search(self.attr_text) is None:
+                return []
+            present = {m.group(1) for m in CALL_ATTR.finditer(self.attr_text)}
+            keys = [k for k in CALL_KEYS if k in present]
+        else:
+            keys = [k for k in CALL_KEYS if k in self._attrs]
         out: list[str] = []
-        for key in CALL_KEYS:
-            if key in self.attrs:
-                value = self.attr(key)
-                out.extend(value if isinstance(value, (list, tuple)) else [value])
+        for key in keys:
+            text = self.raw_attr(key)
+            if text is None:
+                continue
+            plain = _NAME.fullmatch(text)  # the usual `calls=%name`: no typed parse needed
+            if plain is not None:
+                out.append(plain.group(1))
+                continue
+            value = self.attr(key)
+            out.extend(value if isinstance(value, (list, tuple)) else [value])
         return out
 
     @property

@@ -10,6 +10,7 @@ or reports the error with its location.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -18,6 +19,9 @@ from hloscope.parser.attrs import parse_shape
 from hloscope.parser.text import Unbalanced, match_close, split_top, strip_comments, unquote
 
 LITERAL_OPCODES = frozenset({"constant", "parameter"})
+# Deeper bracket nesting is refused (a deep-tuple bomb); HLOSCOPE_MAX_NESTING raises it.
+MAX_NESTING = int(os.environ.get("HLOSCOPE_MAX_NESTING", "256"))
+_BRACKET = re.compile(r"[(\[{)\]}]")
 
 _NAME = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
 _NAME_RE = re.compile(_NAME)
@@ -33,26 +37,30 @@ _RECORD_FIELD = re.compile(rf'\s*({_NAME})=("(?:[^"\\]|\\.)*"|-?\d+|{_NAME})')
 _SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
 
 
-# The whole-line pattern of the fast path. A bracketed attribute value may nest 3 deep,
-# or 8 deep in [] and {} only (backend_config JSON); each level copies the one below
-# once per bracket kind, so deeper values (rare) are left to the line scanner.
-# Strings may not span lines; a `/` or `'` outside strings (comments, odd quoting)
-# also leaves the line to the line scanner, which strips comments first.
+# The whole-line pattern of the fast path. Strings may not span lines; a `/` or `'`
+# outside strings (comments, odd quoting) leaves the line to the line scanner, which
+# strips comments first. Bracketed values must pair exactly, so every nesting level
+# copies the level below once per bracket kind it allows: the pattern (compiled in every
+# process) is kept small by allowing 3 levels of any kind, or 8 of the shape protobuf
+# JSON takes in backend_config: objects and arrays 5 deep, then {, [, { (1 + 7 levels).
+# Values nested otherwise (rare) also go to the line scanner.
 _STR = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
 _PLAIN = r"[^()\[\]{}\"'/\n]"
 _PAIRS = {"(": r"\((?:{})*+\)", "[": r"\[(?:{})*+\]", "{": r"\{{(?:{})*+\}}"}
 
 
-def _nested(depth: int, kinds: str) -> str:
+def _nested(levels: list[str]) -> str:
+    """Bracketed text nested len(levels) deep; levels[k] = the bracket kinds at depth k+1."""
     inner = _PLAIN + "++"
-    for _ in range(depth):
+    for kinds in reversed(levels):
         inner = "(?:" + "|".join([_PLAIN + "++", _STR, *(_PAIRS[k].format(inner) for k in kinds)]) + ")"
     return inner
 
 
+_JSON_LEVELS = ["[{"] * 4 + ["{", "[", "{"]
 _VALUE = ("(?:" + "|".join([r"[^,()\[\]{}\"'/\n]++", _STR,
-                            *(_PAIRS[k].format(_nested(2, "([{")) for k in "([{"),
-                            _PAIRS["{"].format(_nested(7, "[{"))]) + ")++")
+                            *(_PAIRS[k].format(_nested(["([{"] * 2)) for k in "([{"),
+                            _PAIRS["{"].format(_nested(_JSON_LEVELS))]) + ")++")
 _BARE = r"[A-Za-z_][A-Za-z0-9_.\-]*"
 _SHAPE = (r"[a-z][a-z0-9]*\[[^\]/\n]*\](?:\{[^{}/\n]*\})?"
           r"|\((?:[^()/\n]|\((?:[^()/\n]|\([^()/\n]*\))*\))*\)")
@@ -67,7 +75,8 @@ _LINE = re.compile(
 _ANY_PAIR = _PLAIN + "++"
 for _ in range(8):
     _ANY_PAIR = rf"(?:{_PLAIN}++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])"
-_ATTR_ITEM = re.compile(rf",[ \t]*({_BARE})=((?:[^,()\[\]{{}}\"'/\n]++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])++)")
+_SPLIT_VALUE = rf"(?:[^,()\[\]{{}}\"'/\n]++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])++"
+_ATTR_ITEM = re.compile(rf",[ \t]*({_BARE})=({_SPLIT_VALUE})")
 _PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
 _HEADER = re.compile(rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
                      rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*$")
@@ -199,6 +208,20 @@ def _record(body: str) -> dict[str, object]:
     return fields
 
 
+def _depth(s: str) -> int:
+    """Deepest bracket nesting of s (brackets in strings counted too: an upper bound)."""
+    if s.count("(") + s.count("[") + s.count("{") <= MAX_NESTING:
+        return 0
+    depth = deepest = 0
+    for m in _BRACKET.finditer(s):
+        if m.group() in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
 class _Lines:
     """The line-by-line scanner, for everything the whole-line pattern does not take:
     headers, closing braces, debug tables, comments, multi-line instructions."""
@@ -234,6 +257,8 @@ class _Lines:
             self.line(s, lineno)
 
     def line(self, s: str, lineno: int) -> None:
+        if len(s) > MAX_NESTING and _depth(s) > MAX_NESTING:
+            raise ScanMiss("deep nesting")  # the grammar route reports where
         comp = self.comp
         if comp is not None:
             stripped = s.strip()
@@ -375,6 +400,15 @@ def scan_text(text: str, path: str) -> list[Module]:
         if not mod.name and mod.entry is not None:
             mod.name = "module_" + mod.entry.name
     return modules
+
+
+def seek_attr(attr_text: str, key: str) -> str | None:
+    """The value of `key` in an attribute list `_LINE` has accepted, reading the
+    attributes up to it and no further (None when absent)."""
+    for m in _ATTR_ITEM.finditer(attr_text):
+        if m.group(1) == key:
+            return m.group(2).rstrip()
+    return None
 
 
 def split_attr_text(attr_text: str) -> dict[str, str]:

@@ -7,6 +7,7 @@ instruction's location."""
 from __future__ import annotations
 
 from hloscope.ir import Computation, Instruction, Module
+from hloscope.ir.instruction import CALL_ATTR
 from hloscope.ir.opcodes import BINARY_SAME_SHAPE, OPCODES, UNARY_ELEMENTWISE
 from hloscope.parser.errors import ParseError
 
@@ -60,25 +61,30 @@ def _computation(module: Module, comp: Computation, computations: set[str], text
                 raise _Raiser(module, instr, comp, text)(
                     f"operand %{operand} of %{name} is "
                     + ("used before it is defined" if later else f"not defined in {comp.name}"))
-        for called in instr.called_computations:
-            if called not in computations:
-                raise _Raiser(module, instr, comp, text)(
-                    f"%{name} calls computation {called}, which does not exist")
+        # most instructions call nothing: look at the raw text before building the list
+        if instr._attrs is not None or CALL_ATTR.search(instr.attr_text) is not None:
+            for called in instr.called_computations:
+                if called not in computations:
+                    raise _Raiser(module, instr, comp, text)(
+                        f"%{name} calls computation {called}, which does not exist")
         if instr.is_root:
             roots += 1
             if roots > 1:
                 raise _Raiser(module, instr, comp, text)(f"{comp.name} has more than one ROOT")
         if op == "parameter":
-            err = _Raiser(module, instr, comp, text)
             number = _int(instr.literal)
             if number is None or not 0 <= number < len(comp.instructions):
-                raise err(f"parameter number {instr.literal!r} is not between 0 and the "
-                          f"number of instructions of {comp.name}")
+                raise _Raiser(module, instr, comp, text)(
+                    f"parameter number {instr.literal!r} is not between 0 and the "
+                    f"number of instructions of {comp.name}")
             if number in params:
-                raise err(f"parameter {number} is defined twice in {comp.name}")
+                raise _Raiser(module, instr, comp, text)(
+                    f"parameter {number} is defined twice in {comp.name}")
             params[number] = instr
         elif op in _SHAPE_CHECKED:
-            _shapes(instr, seen, _Raiser(module, instr, comp, text))
+            problem = _shapes(instr, seen)
+            if problem is not None:
+                raise _Raiser(module, instr, comp, text)(problem)
         seen[name] = instr
     if params and sorted(params) != list(range(len(params))):
         missing = next(i for i, n in enumerate(sorted(params)) if i != n)
@@ -109,41 +115,43 @@ def _int(text: str | None) -> int | None:
         return None
 
 
-def _shapes(instr: Instruction, seen: dict[str, Instruction], err) -> None:
+def _shapes(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
+    """The message of the first shape inconsistency of instr, if any."""
     op = instr.opcode
     n = len(instr.operands)
     if op in UNARY_ELEMENTWISE and n != 1:
-        raise err(f"{op} takes 1 operand, %{instr.name} has {n}")
+        return f"{op} takes 1 operand, %{instr.name} has {n}"
     if op in BINARY_SAME_SHAPE:
         if n != 2:
-            raise err(f"{op} takes 2 operands, %{instr.name} has {n}")
+            return f"{op} takes 2 operands, %{instr.name} has {n}"
         out = instr.shape
         for name in instr.operands:
             s = seen[name].shape
             if s.is_array and out.is_array and (s.dims != out.dims or s.element_type != out.element_type):
-                raise err(f"{op} %{instr.name}: operand %{name} is {s} but the result is {out}")
+                return f"{op} %{instr.name}: operand %{name} is {s} but the result is {out}"
     if op in ("dot", "convolution") and n >= 2:
         lhs, rhs = seen[instr.operands[0]].shape, seen[instr.operands[1]].shape
         for key, side in (("lhs_contracting_dims", lhs), ("lhs_batch_dims", lhs),
                           ("rhs_contracting_dims", rhs), ("rhs_batch_dims", rhs)):
-            dims = instr.attr(key, ()) if key in instr.attrs else ()
+            dims = instr.attr(key, ())
             if any(not 0 <= d < side.rank for d in dims):
-                raise err(f"{key}={{{','.join(map(str, dims))}}} out of range for {side}")
-        labels = instr.attr("dim_labels") if op == "convolution" and "dim_labels" in instr.attrs else None
+                return f"{key}={{{','.join(map(str, dims))}}} out of range for {side}"
+        labels = instr.attr("dim_labels") if op == "convolution" else None
         if labels:
             parts = labels.replace("->", "_").split("_")
             ranks = (lhs.rank, rhs.rank, instr.shape.rank)
             if len(parts) != 3 or any(len(p) != r for p, r in zip(parts, ranks)):
-                raise err(f"dim_labels={labels} do not match the ranks {ranks}")
-    if op in ("reduce", "transpose", "broadcast", "reverse") and "dimensions" in instr.attrs and n >= 1:
+                return f"dim_labels={labels} do not match the ranks {ranks}"
+    if op in ("reduce", "transpose", "broadcast", "reverse") and n >= 1 and instr.may_have("dimensions"):
         rank = (instr.shape if op == "broadcast" else seen[instr.operands[0]].shape).rank
         dims = instr.attr("dimensions", ())
         if any(not 0 <= d < max(rank, 1) for d in dims) and not (op == "broadcast" and not dims):
-            raise err(f"dimensions={{{','.join(map(str, dims))}}} out of range for rank {rank}")
+            return f"dimensions={{{','.join(map(str, dims))}}} out of range for rank {rank}"
     if op == "get-tuple-element" and n == 1:
         src = seen[instr.operands[0]].shape
-        index = _int(instr.attrs.get("index"))
+        index = _int(instr.raw_attr("index"))
         if not src.is_tuple:
-            raise err(f"get-tuple-element of %{instr.operands[0]}, which is not a tuple ({src})")
+            return f"get-tuple-element of %{instr.operands[0]}, which is not a tuple ({src})"
         if index is None or not 0 <= index < len(src.elements):
-            raise err(f"tuple index {instr.attrs.get('index')} out of range for {src}")
+            return f"tuple index {instr.raw_attr('index')} out of range for {src}"
+    return None
