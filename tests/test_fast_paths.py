@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hloscope.parser import parse
-from hloscope.parser.attrs import _MISSING, KEY_RULES, _fast_rule, parse_rule
+from hloscope.parser.attrs import KEY_RULES, parse_rule
+from hloscope.parser.compact import MISSING, fast_value
 from hloscope.parser.grammar import lark_parser, terminal_regex
 from hloscope.parser.scan import _LINE, scan_instruction, scan_text
 from hloscope.parser.shapes import fast_shape
@@ -104,23 +105,38 @@ def test_fast_shape_leaves_the_unusual_to_the_grammar(text):
     assert fast_shape(text) is None
 
 
+_COMPACT_RULES = ("int_list", "dim_labels", "name_list", "replica_groups", "window", "sharding")
+
+
 def test_fast_typed_values_equal_grammar():
-    checked = 0
-    for m in _modules():
-        for c in m.computations:
-            for i in c.instructions:
-                for key, value in i.attrs.items():
-                    rule = KEY_RULES.get(key)
-                    if rule not in ("int_list", "dim_labels", "name_list"):
-                        continue
-                    fast = _fast_rule(rule, value)
-                    if fast is not _MISSING:
-                        checked += 1
-                        assert fast == parse_rule(rule, value), (key, value)
-    assert checked > 500
+    """Every compact value of the fixtures and corpus equals the grammar's value."""
+    checked: dict[str, int] = {r: 0 for r in _COMPACT_RULES}
+    values = {(KEY_RULES.get(k), v) for m in _modules() for c in m.computations
+              for i in c.instructions for k, v in i.attrs.items() if KEY_RULES.get(k) in checked}
+    for rule, value in sorted(values):
+        fast = fast_value(rule, value)
+        if fast is not MISSING:
+            checked[rule] += 1
+            assert fast == parse_rule(rule, value), (rule, value)
+    assert all(n > 0 for n in checked.values()), checked
     for rule, text in [("int_list", "{1, 2}"), ("int_list", "{1,,2}"), ("name_list", "{a,}"),
-                       ("dim_labels", "b01f_01io->b01f ")]:
-        assert _fast_rule(rule, text) is _MISSING
+                       ("dim_labels", "b01f_01io->b01f "), ("replica_groups", "[2,4]<=[8]T()"),
+                       ("replica_groups", "{{0, 1}}"), ("window", "{size=3x3  pad=1_1x1_1}"),
+                       ("window", "{size=3x3 bogus=1}"), ("sharding", "{devices=[2,1]0,1}"),
+                       ("sharding", "{replicated }")]:
+        assert fast_value(rule, text) is MISSING, (rule, text)
+
+
+@pytest.mark.parametrize("rule,text", [
+    ("replica_groups", "[3]<=[8]"), ("replica_groups", "[2,4]<=[2,4]T(0,0)"),
+    ("sharding", "{devices=[2,2]<=[2,2]T(1,1)}"),
+])
+def test_fast_typed_values_fail_like_the_grammar(rule, text):
+    with pytest.raises(Exception) as grammar_err:
+        parse_rule(rule, text)
+    with pytest.raises(ValueError) as fast_err:
+        fast_value(rule, text)
+    assert str(fast_err.value) in str(grammar_err.value)
 
 
 def test_terminals_read_from_grammar_text_equal_larks():

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import re
 from functools import cache, lru_cache
 from typing import Any
 
+from hloscope.parser.compact import MISSING, fast_value
 from hloscope.parser.grammar import lark_parser, terminal_regex
 from hloscope.parser.shapes import fast_shape
 from hloscope.parser.text import scalar_text
@@ -71,28 +71,7 @@ def _scalar(text: str) -> Any:
     for term in _SCALAR_TERMINALS:
         if terminal_regex(term).fullmatch(text):
             return scalar_text(term, text)
-    return _MISSING
-
-
-_MISSING = object()
-_INT_LIST = re.compile(r"\{((?:-?[0-9]+(?:,-?[0-9]+)*)?)\}")
-
-
-def _fast_rule(rule: str, text: str) -> Any:
-    """The printer's compact forms of the commonest typed values, without the grammar
-    (tests compare them with the grammar's values); _MISSING for anything else."""
-    if rule == "int_list":
-        m = _INT_LIST.fullmatch(text)
-        if m is not None:
-            return tuple(int(x) for x in m.group(1).split(",")) if m.group(1) else ()
-    elif rule == "dim_labels":
-        if terminal_regex("DIM_LABELS").fullmatch(text):
-            return text
-    elif rule == "name_list" and text.startswith("{") and text.endswith("}"):
-        names = [n.strip() for n in text[1:-1].split(",")] if text[1:-1].strip() else []
-        if all(terminal_regex("NAME").fullmatch(n) for n in names):
-            return tuple(n.lstrip("%") for n in names)
-    return _MISSING
+    return MISSING
 
 
 @lru_cache(maxsize=65536)
@@ -104,10 +83,10 @@ def parse_attr(key: str, text: str) -> Any:
             return (scalar_text("NAME", text),)
         if rule == "bool_list" and not text.startswith("{"):
             return text == "true"
-        value = _fast_rule(rule, text)
-        return value if value is not _MISSING else parse_rule(rule, text)
+        value = fast_value(rule, text)
+        return value if value is not MISSING else parse_rule(rule, text)
     value = _scalar(text)
-    if value is not _MISSING:
+    if value is not MISSING:
         return value
     if key == "backend_config" and text.startswith("{"):
         try:

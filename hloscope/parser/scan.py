@@ -64,12 +64,19 @@ _VALUE = ("(?:" + "|".join([r"[^,()\[\]{}\"'/\n]++", _STR,
 _BARE = r"[A-Za-z_][A-Za-z0-9_.\-]*"
 _SHAPE = (r"[a-z][a-z0-9]*\[[^\]/\n]*\](?:\{[^{}/\n]*\})?"
           r"|\((?:[^()/\n]|\((?:[^()/\n]|\([^()/\n]*\))*\))*\)")
-_LINE = re.compile(
-    rf"^([ \t]*)(ROOT[ \t]+)?%?({_BARE})[ \t]*=[ \t]*({_SHAPE})[ \t]+({_BARE})"
+_PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
+_HEADER_BODY = (rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
+                rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*")
+_HEADER = re.compile(_HEADER_BODY + "$")
+_INSTRUCTION = (
+    rf"([ \t]*)(ROOT[ \t]+)?%?({_BARE})[ \t]*=[ \t]*({_SHAPE})[ \t]+({_BARE})"
     rf"\((?:((?:%?{_BARE}(?:,[ \t]*%?{_BARE})*)?)|([^()/\n]*))\)"
-    rf"((?:,[ \t]*{_BARE}={_VALUE})*)[ \t]*$",
-    re.M,
+    rf"((?:,[ \t]*{_BARE}={_VALUE})*)[ \t]*"
 )
+# One line of the fast path: an instruction (groups 1-8), a computation header (9-16),
+# a bare closing brace (17) or a blank line (no group).
+_LINE = re.compile(rf"^(?:{_INSTRUCTION}|{_HEADER_BODY}|(\}})[ \t]*|[ \t]*)$", re.M)
+_HEAD_GROUP, _CLOSE_GROUP = 9, _LINE.groups
 # Splitting an attribute list `_LINE` has accepted: its brackets are known to pair up,
 # so one bracket class per level finds the same value ends (and the pattern stays small).
 _ANY_PAIR = _PLAIN + "++"
@@ -77,11 +84,9 @@ for _ in range(8):
     _ANY_PAIR = rf"(?:{_PLAIN}++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])"
 _SPLIT_VALUE = rf"(?:[^,()\[\]{{}}\"'/\n]++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])++"
 _ATTR_ITEM = re.compile(rf",[ \t]*({_BARE})=({_SPLIT_VALUE})")
-_PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
-_HEADER = re.compile(rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
-                     rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*$")
 _PARAM_ITEM = re.compile(_PARAM)
 _OPERAND_SEP = re.compile(r",[ \t]*")
+_NONES = [(None,) * n for n in range(64)]  # operand_shapes of operands printed without shapes
 
 
 class ScanMiss(Exception):
@@ -256,6 +261,23 @@ class _Lines:
                 continue
             self.line(s, lineno)
 
+    def open(self, name: str, is_entry: bool, params_text: str, result: str, lineno: int) -> Computation:
+        """Start the computation of a header `_HEADER` has accepted."""
+        params = _PARAM_ITEM.findall(params_text)
+        for _, t in params:
+            self.shape(t)
+        self.shape(result)
+        self.comp = Computation(name.lstrip("%"), is_entry=is_entry, params=params,
+                                result_shape_text=result, line=lineno)
+        self.section = None
+        return self.comp
+
+    def close(self) -> None:
+        """End the current computation at a bare `}` line."""
+        self.comp.attrs = {}  # type: ignore[union-attr]
+        self.module.computations.append(self.comp)  # type: ignore[union-attr]
+        self.comp = None
+
     def line(self, s: str, lineno: int) -> None:
         if len(s) > MAX_NESTING and _depth(s) > MAX_NESTING:
             raise ScanMiss("deep nesting")  # the grammar route reports where
@@ -301,14 +323,7 @@ class _Lines:
         if stripped.endswith("{"):
             m = _HEADER.match(s)
             if m is not None and m.group(2) not in _SECTIONS:
-                params = _PARAM_ITEM.findall(m.group(3))
-                for _, t in params:
-                    self.shape(t)
-                self.comp = Computation(
-                    m.group(2).lstrip("%"), is_entry=m.group(1) is not None, params=params,
-                    result_shape_text=self.shape(m.group(_HEADER.groups))[0], line=lineno,
-                )
-                self.section = None
+                self.open(m.group(2), m.group(1) is not None, m.group(3), m.group(_HEADER.groups), lineno)
                 return
             m = _COMP_HEAD.match(s)
             if not m or m.group(2) in _SECTIONS:
@@ -364,7 +379,29 @@ def scan_text(text: str, path: str) -> list[Module]:
             if comp is not None:
                 append, comp_name = comp.instructions.append, comp.name
         pos = m.end() + 1
-        indent, root, name, shape_text, opcode, names, lit, attr_text = m.groups()
+        kind = m.lastindex
+        if kind is None:  # a blank line
+            if lines.pending is not None:
+                lines.feed([m.group(0)], lineno)
+            lineno += 1
+            continue
+        if kind >= _HEAD_GROUP:
+            if kind == _CLOSE_GROUP and comp is not None:
+                lines.close()
+                comp = None
+            elif (kind < _CLOSE_GROUP and lines.comp is None and lines.pending is None
+                  and lines.module is not None and m.group(_HEAD_GROUP + 1) not in _SECTIONS):
+                comp = lines.open(m.group(_HEAD_GROUP + 1), m.group(_HEAD_GROUP) is not None,
+                                  m.group(_HEAD_GROUP + 2), m.group(_CLOSE_GROUP - 1), lineno)
+                append, comp_name = comp.instructions.append, comp.name
+            else:
+                lines.feed([m.group(0)], lineno)  # the line scanner decides
+                comp = lines.comp if lines.pending is None else None
+                if comp is not None:
+                    append, comp_name = comp.instructions.append, comp.name
+            lineno += 1
+            continue
+        indent, root, name, shape_text, opcode, names, lit, attr_text = m.group(1, 2, 3, 4, 5, 6, 7, 8)
         if comp is None or (names is None and opcode not in LITERAL_OPCODES):
             lines.feed([m.group(0)], lineno)  # the line scanner decides
             lineno += 1
@@ -383,9 +420,9 @@ def scan_text(text: str, path: str) -> list[Module]:
             shape = shapes[shape_text] = parse_shape(shape_text)
         # positional: name, opcode, shape_text, operands, operand_shapes, _attrs, literal,
         # is_root, line, column, computation, _shape, attr_text
-        append(Instruction(name, opcode, shape_text, operands, (None,) * len(operands), None,
-                           literal, root is not None, lineno, len(indent) + 1, comp_name,
-                           shape, attr_text))
+        append(Instruction(name, opcode, shape_text, operands, _NONES[len(operands)] if len(operands) < 64
+                           else (None,) * len(operands), None, literal, root is not None, lineno,
+                           len(indent) + 1, comp_name, shape, attr_text))
         lineno += 1
     rest = text[pos:].split("\n")
     lines.feed(rest, lineno)

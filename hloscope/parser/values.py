@@ -18,6 +18,7 @@ from hloscope.ir.values import (
     iota_groups,
     mesh_groups,
 )
+from hloscope.parser.compact import build_sharding
 from hloscope.parser.text import scalar_text, unquote  # noqa: F401 (unquote: re-exported)
 
 PUNCT = {"COMMA", "COLON", "EQUAL", "ARROW", "LEQ", "QMARK", "STAR", "HASH", "PLUS", "TILDE", "LAYOUT_OPEN"}
@@ -269,48 +270,7 @@ class ValueBuilder(Transformer):
                 items.extend(x)
             elif isinstance(x, tuple):
                 items.append(x)
-        flags: list[str] = []
-        fields: dict[str, Any] = {}
-        extra_devices: list[int] = []
-        tile: tuple | None = None
-        for item in items:
-            if item[0] == "flag":
-                flags.append(item[1])
-            elif item[0] == "int":
-                extra_devices.append(item[1])
-            elif item[0] == "field":
-                if isinstance(item[2], tuple) and item[2] and item[2][0] == "tile":
-                    tile = item[2]
-                else:
-                    fields[item[1]] = item[2]
-        kind = "tiled" if tile else next(
-            (f for f in flags if f in ("replicated", "maximal", "manual", "unknown")), "tiled"
-        )
-        tile_shape: tuple[int, ...] = ()
-        devices: tuple[int, ...] = ()
-        dims: tuple[int, ...] = ()
-        perm: tuple[int, ...] = ()
-        if tile:
-            tile_shape = tile[1]
-            src = tile[2]
-            if src and src[0] == "iota":
-                dims, perm = src[1], src[2]
-                devices = tuple(iota_devices(dims, perm))
-            elif src:
-                devices = tuple(src[1]) + tuple(extra_devices)
-        last_dims = fields.pop("last_tile_dims", None)
-        return Sharding(
-            kind,
-            tile_shape=tile_shape,
-            devices=devices,
-            iota_dims=dims,
-            iota_perm=perm,
-            last_tile_dim_replicate="last_tile_dim_replicate" in flags,
-            last_tile_dims=tuple(_brace_words(last_dims)) if last_dims is not None else (),
-            device=fields.get("device") if isinstance(fields.get("device"), int) else None,
-            flags=tuple(flags),
-            fields=fields,
-        )
+        return build_sharding(items, _brace_words)
 
     def tuple_sharding(self, c: list[Any]) -> Sharding:
         return Sharding("tuple", elements=tuple(x for x in c if isinstance(x, Sharding)))

@@ -38,18 +38,20 @@ class DuplicateComputation(ModuleRule):
             if comp.name in ctx.fused:
                 continue  # XLA duplicates cheap ops into fusions on purpose
             canonical: dict[str, str] = {}  # name -> first equal instruction's name
-            seen: dict[tuple, Instruction] = {}
+            # (opcode, shape, operands) first: attributes are split only on a collision
+            seen: dict[tuple, list[Instruction]] = {}
             for instr in comp.instructions:
                 if instr.opcode in _SKIP or _side_effect(instr):
                     continue
-                key = (
-                    instr.opcode, instr.shape_text,
-                    tuple(canonical.get(o, o) for o in instr.operands),
-                    tuple(sorted((k, v) for k, v in instr.attrs.items() if k not in _IGNORED_ATTRS)),
-                )
-                first = seen.get(key)
+                key = (instr.opcode, instr.shape_text,
+                       tuple(canonical.get(o, o) for o in instr.operands))
+                earlier = seen.get(key)
+                if earlier is None:
+                    seen[key] = [instr]
+                    continue
+                first = next((e for e in earlier if _attr_key(e) == _attr_key(instr)), None)
                 if first is None:
-                    seen[key] = instr
+                    earlier.append(instr)
                     continue
                 canonical[instr.name] = canonical.get(first.name, first.name)
                 if instr.shape.is_array and instr.shape.num_elements < self.options.min_elements:
@@ -67,6 +69,10 @@ class DuplicateComputation(ModuleRule):
                 )
 
 
+def _attr_key(instr: Instruction) -> tuple:
+    return tuple(sorted((k, v) for k, v in instr.attrs.items() if k not in _IGNORED_ATTRS))
+
+
 def _side_effect(instr: Instruction) -> bool:
-    return instr.attrs.get("custom_call_has_side_effect") == "true" or instr.opcode.startswith(
+    return instr.raw_attr("custom_call_has_side_effect") == "true" or instr.opcode.startswith(
         ("all-", "collective-", "reduce-scatter", "async-", "copy-start", "copy-done"))

@@ -14,6 +14,9 @@ DEFAULT_SCOPED_VMEM = 16 << 20  # Mosaic's default scoped VMEM on v4/v5e/v5p
 
 def _kernels(ctx: RuleContext):
     if "_kernels" not in ctx.__dict__:
+        if not any(i.opcode == "custom-call" for c in ctx.module.computations for i in c.instructions):
+            ctx.__dict__["_kernels"] = []  # (no kernels: the MLIR machinery is not even imported)
+            return []
         from hloscope.mlir.kernels import kernels
 
         ctx.__dict__["_kernels"] = [k for k in kernels(ctx.module, ctx.model.operand_shapes)

@@ -130,6 +130,8 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     all_groups: list[tuple[int, ...]] = []
     for comp in module.computations:
         for instr in comp.instructions:
+            if instr.opcode not in BASE_OPS and not instr.opcode.endswith("-start"):
+                continue  # (async-start ends in -start too)
             op = base_opcode(instr, module)
             if op is not None:
                 found.append((comp, instr, op))
