@@ -644,7 +644,7 @@ def lint(
     """
     _cache(no_cache)
     from hloscope.lint import LintError, exit_code, lint_files, merge
-    from hloscope.report import FORMATS
+    from hloscope.report import render
     from hloscope.rules.base import Severity
     from hloscope.rules.config import ConfigError, load_config
 
@@ -676,7 +676,7 @@ def lint(
         write(write_baseline, report.findings)
         typer.echo(f"wrote {len(report.findings)} finding(s) to {write_baseline}", err=True)
         raise typer.Exit(0)
-    sys.stdout.write(FORMATS[format.value](report))
+    sys.stdout.write(render(format.value, report))
     raise typer.Exit(0 if exit_zero else exit_code(report, threshold))
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hloscope.parser import ParseError, load
+from hloscope.parser.load import read
 from hloscope.report.common import LintReport
 from hloscope.rules.base import Rule, Severity
 from hloscope.rules.config import Config
@@ -118,8 +119,11 @@ def lint_one(path: Path, opts: LintOptions) -> FileResult:
             return hit
     chip = _chip(opts)
     rules = build_rules(opts)
-    modules = load(path, strict=opts.strict)
-    sources = {str(path): Path(path).read_text(encoding="utf-8", errors="replace").splitlines()}
+    data = read(path)
+    modules = load(path, strict=opts.strict, data=data)
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    _SOURCES[str(path)] = lines  # for the report, when it runs in this process
+    sources = {str(path): lines}
     index, notes = _trace(opts, modules, chip)
     if chip is None and index is not None:
         from hloscope.trace.report import detect_chip
@@ -132,6 +136,13 @@ def lint_one(path: Path, opts: LintOptions) -> FileResult:
     if k:
         cache.put("lint", k, out)
     return out
+
+
+_SOURCES: dict[str, list[str]] = {}  # lines of the files lint_one read in this process
+
+
+def _lines(path: str | Path) -> list[str]:
+    return Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
 
 
 def _chip(opts: LintOptions):
@@ -209,7 +220,10 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
         except ValueError as e:
             raise LintError(str(e)) from None
         findings, baselined = apply_baseline(findings, known)
-    sources = {str(f): Path(f).read_text(encoding="utf-8", errors="replace").splitlines() for f in files}
+    reported = {f.file for f in findings}
+    sources = {str(f): _SOURCES.pop(str(f), None) or _lines(f) for f in files if str(f) in reported}
+    for f in files:
+        _SOURCES.pop(str(f), None)
     return LintReport(
         findings=findings, rules=[type(r) for r in rules], files=[str(f) for f in files],
         instructions=sum(r.instructions for r in results),

@@ -96,8 +96,19 @@ def array_memory(shape: Shape) -> ArrayMemory:
     )
 
 
+_LEAVES: dict[int, tuple[Shape, list[ArrayMemory]]] = {}  # id -> (shape kept alive, leaves)
+
+
 def memory_leaves(shape: Shape) -> list[ArrayMemory]:
-    return [array_memory(s) for s in shape.leaves() if s.is_array]
+    """Memory facts of each array leaf. Parsed shapes are shared objects, so this is
+    memoized by identity (hashing a nested Shape costs more than the lookup saves)."""
+    hit = _LEAVES.get(id(shape))
+    if hit is not None and hit[0] is shape:
+        return hit[1]
+    leaves = [array_memory(s) for s in shape.leaves() if s.is_array]
+    if len(_LEAVES) < 65536:
+        _LEAVES[id(shape)] = (shape, leaves)
+    return leaves
 
 
 def padded_bytes(shape: Shape) -> int:

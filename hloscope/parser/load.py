@@ -133,19 +133,26 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
     return modules
 
 
-def load(path: str | Path, strict: bool = False) -> list[Module]:
-    """Read and parse an HLO text file (served from the on-disk cache when unchanged)."""
-    from hloscope import cache
-
+def read(path: str | Path) -> bytes:
+    """A file's bytes, refusing files over MAX_FILE_BYTES, with located errors."""
     p = Path(path)
     try:
         size = p.stat().st_size
         if size > MAX_FILE_BYTES:
             raise ParseError(f"{size} bytes, over the {MAX_FILE_BYTES}-byte limit "
                              "(HLOSCOPE_MAX_FILE_BYTES raises it)", str(path), 0, 0)
-        data = p.read_bytes()
+        return p.read_bytes()
     except OSError as e:
         raise ParseError(f"cannot read file: {e.strerror or e}", str(path), 0, 0) from None
+
+
+def load(path: str | Path, strict: bool = False, data: bytes | None = None) -> list[Module]:
+    """Read and parse an HLO text file (served from the on-disk cache when unchanged);
+    `data`: the file's bytes when the caller has read them already."""
+    from hloscope import cache
+
+    if data is None:
+        data = read(path)
     k = cache.key(data, "strict" if strict else "fast") if cache.enabled else ""
     modules = cache.get("modules", k) if k else None
     if modules is not None:

@@ -45,8 +45,11 @@ def _contains_matmul(instr: Instruction, ctx: RuleContext) -> bool:
     if instr.opcode in MATMUL:
         return True
     if instr.opcode == "fusion":
-        return any(i.opcode in MATMUL for name in instr.called_computations
-                   for i in ctx.module[name].instructions)
+        with_matmul = ctx.__dict__.get("_matmul_computations")
+        if with_matmul is None:  # once per module: which computations hold a matmul
+            with_matmul = ctx.__dict__["_matmul_computations"] = {
+                c.name for c in ctx.module.computations if any(i.opcode in MATMUL for i in c.instructions)}
+        return any(name in with_matmul for name in instr.called_computations)
     return False
 
 
@@ -160,16 +163,18 @@ class MxuMisaligned(InstructionRule):
         dims = matmul_dims(instr, ctx)
         if dims is None:
             return
-        flops = ctx.model.compute(instr).flops
-        if flops < self.options.min_flops:
-            return
         mxu = _mxu(ctx)
         dtype = ctx.model.operand_shapes(instr)[0].element_type
         sub = _sublanes(dtype)
         padded = {"K": -(-dims["K"] // mxu) * mxu, "N": -(-dims["N"] // mxu) * mxu,
                   "M": -(-dims["M"] // sub) * sub}
+        if 0 in padded.values():
+            return  # an empty matmul: no work to waste
         util = prod(dims[k] / padded[k] for k in ("K", "N", "M"))
         if util >= self.options.min_utilization:
+            return
+        flops = ctx.model.compute(instr).flops  # (only for the misaligned: it costs more)
+        if flops < self.options.min_flops:
             return
         bad = [f"{k}={dims[k]}" for k in ("K", "N") if dims[k] % mxu] + (
             [f"M={dims['M']} (sublanes {sub})"] if dims["M"] % sub else [])

@@ -88,18 +88,27 @@ def _trace_params(comp: Computation, instr: Instruction, limit: int = 64) -> lis
     """Entry parameters this instruction's operands are computed from."""
     out: list[Instruction] = []
     seen: set[str] = set()
+    by_name = comp.by_name
     stack = list(instr.operands)
     while stack and len(seen) < limit:
         name = stack.pop()
-        if name in seen or name not in comp:
+        if name in seen or name not in by_name:
             continue
         seen.add(name)
-        node = comp[name]
+        node = by_name[name]
         if node.opcode == "parameter":
             out.append(node)
         else:
             stack.extend(node.operands)
     return sorted(out, key=lambda p: p.parameter_number or 0)
+
+
+def _source(param: Instruction, cache: dict[int, dict]) -> dict:
+    found = cache.get(id(param))
+    if found is None:
+        found = cache[id(param)] = {"parameter": param.name, "local_shape": str(param.shape),
+                                    "global_shape": str(global_shape(param))}
+    return dict(found)
 
 
 def global_shape(param: Instruction) -> Shape:
@@ -145,6 +154,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
         mesh.axes, mesh.source = axes, "sdy"
     collectives: list[Collective] = []
     factors_seen: list[tuple[int, int]] = []
+    source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
     for comp, instr, op in found:
         groups, rg = _groups(instr, devices)
         if rg is not None and rg.form == "mesh" and mesh.source != "sdy":
@@ -167,8 +177,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
         n = len(groups[0]) if groups and op != "collective-permute" else 2
         moved = _moved(op, n, operand_bytes, result_bytes)
         params = _trace_params(comp, instr)
-        sources = [{"parameter": p.name, "local_shape": str(p.shape), "global_shape": str(global_shape(p))}
-                   for p in params if p.shape.is_array]
+        sources = [_source(p, source_cache) for p in params if p.shape.is_array]
         if op == "all-gather":
             gshape = str(result)
         elif len(params) == 1 and instr.operands and params[0].name == instr.operands[0]:
