@@ -626,7 +626,7 @@ def lint(
     write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Record the current findings as the baseline and exit 0.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
     trace: Annotated[Path | None, typer.Option("--trace", help="A jax.profiler profile: findings gain measured time; trace rules run.")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core).")] = 0,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core when there is enough HLO to repay their start-up, else 1).")] = 0,
     strict: StrictOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
@@ -643,7 +643,7 @@ def lint(
       hloscope lint xla_dump_dir/        (its *after_optimizations.txt, in parallel)
     """
     _cache(no_cache)
-    from hloscope.lint import LintError, exit_code, lint_files, merge
+    from hloscope.lint import LintError, auto_jobs, exit_code, lint_files, merge
     from hloscope.report import render
     from hloscope.rules.base import Severity
     from hloscope.rules.config import ConfigError, load_config
@@ -658,13 +658,11 @@ def lint(
     opts.baseline = baseline
     opts.trace = trace
 
-    import os
-
-    workers = jobs if jobs > 0 else (os.cpu_count() or 1)
     bar = _progress_bar()
 
     def run():
         try:
+            workers = jobs if jobs > 0 else auto_jobs(files)
             return lint_files(files, opts, jobs=workers, progress=bar)
         except LintError as e:
             fail(f"error: {e}")

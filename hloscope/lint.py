@@ -65,6 +65,25 @@ def build_rules(opts: LintOptions) -> list[Rule]:
 
 
 DUMP_PATTERNS = ("*after_optimizations.txt", "*.hlo.txt", "*.hlo")
+# A worker process costs ~0.3 s to start (interpreter, imports); below this much HLO in
+# total the serial run is faster than any pool (measured by bench/run.py).
+PARALLEL_MIN_BYTES = 16 << 20
+
+
+def auto_jobs(paths: list[str | Path]) -> int:
+    """Processes for `lint -j 0`: one per core for large inputs, else 1."""
+    import os
+
+    files = expand(paths)
+    total = 0
+    for f in files:
+        try:
+            total += f.stat().st_size
+        except OSError:
+            pass
+    if len(files) < 2 or total < PARALLEL_MIN_BYTES:
+        return 1
+    return min(os.cpu_count() or 1, len(files))
 
 
 def expand(paths: list[str | Path], pattern: str | None = None) -> list[Path]:

@@ -92,3 +92,14 @@ def test_no_cache_flag_writes_nothing(tmp_path, monkeypatch):
         runner.invoke(app, [*args, "--no-cache", str(FIXTURES / "cpu" / "mlp_cpu.hlo.txt")])
     cache.enabled = True
     assert not (tmp_path / "c").exists()
+
+
+def test_auto_jobs_uses_processes_only_when_the_input_repays_them(monkeypatch):
+    import os
+
+    from hloscope import lint
+
+    assert lint.auto_jobs([FIXTURES]) == 1  # 2 MB of small files: serial is faster
+    assert lint.auto_jobs([FIXTURES / "tpu" / "llm_v5p_big.hlo.txt"]) == 1  # one file
+    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 1 << 20)
+    assert lint.auto_jobs([FIXTURES]) == min(os.cpu_count() or 1, len(lint.expand([FIXTURES])))
