@@ -705,5 +705,29 @@ def show_rule(code: Annotated[str, typer.Argument(help="A rule code (H001) or na
     fail(f"error: no rule {code!r}; see `hloscope rules`")
 
 
+def run() -> NoReturn:
+    """The console entry point. After the command it leaves at once, as mypy does: the
+    interpreter would otherwise free a large parsed module object by object (~0.04 s
+    for a 5 MB dump) before exiting. Output is flushed first; child processes see
+    their pipes close."""
+    import os
+
+    try:
+        app()
+        code = 0
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            code = e.code or 0
+        else:
+            print(e.code, file=sys.stderr)
+            code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # a closed pipe: nothing left to say
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    run()

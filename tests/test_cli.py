@@ -127,3 +127,24 @@ def test_version_is_quick_to_import():
     assert proc.returncode == 0 and proc.stdout.startswith("hloscope ")
     heavy = [line for line in proc.stderr.splitlines() if line.rstrip().endswith(("| jax", "| lark", "| networkx"))]
     assert not heavy, heavy
+
+
+def test_console_entry_flushes_everything_and_keeps_exit_codes():
+    """`run()` leaves with os._exit after the command: output must be complete and the
+    exit code the command's (0 clean, 1 findings, 2 bad input)."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "hloscope.cli", *args], capture_output=True,
+                              text=True, cwd=ROOT)
+
+    big = cli("parse", "--format", "json", "--no-cache", "fixtures/tpu/llm_v5p_16.hlo.txt")
+    assert big.returncode == 0 and len(big.stdout) > 1_000_000
+    assert json.loads(big.stdout)["modules"][0]["name"] == "jit_model"
+    assert cli("lint", "--no-cache", "fixtures/rules/H001/scan_carry_cpu.hlo.txt").returncode == 1
+    bad = cli("stats", "no/such/file.hlo.txt")
+    assert bad.returncode == 2 and "cannot read file" in bad.stderr

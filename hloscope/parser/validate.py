@@ -48,6 +48,7 @@ def _computation(module: Module, comp: Computation, computations: set[str], text
     seen: dict[str, Instruction] = {}
     roots = 0
     params: dict[int, Instruction] = {}
+    calls_in = CALL_ATTR.search
     for instr in comp.instructions:
         op, name = instr.opcode, instr.name
         if op not in OPCODES:
@@ -62,7 +63,7 @@ def _computation(module: Module, comp: Computation, computations: set[str], text
                     f"operand %{operand} of %{name} is "
                     + ("used before it is defined" if later else f"not defined in {comp.name}"))
         # most instructions call nothing: look at the raw text before building the list
-        if instr._attrs is not None or CALL_ATTR.search(instr.attr_text) is not None:
+        if instr._attrs is not None or calls_in(instr.attr_text) is not None:
             for called in instr.called_computations:
                 if called not in computations:
                     raise _Raiser(module, instr, comp, text)(
@@ -81,6 +82,10 @@ def _computation(module: Module, comp: Computation, computations: set[str], text
                 raise _Raiser(module, instr, comp, text)(
                     f"parameter {number} is defined twice in {comp.name}")
             params[number] = instr
+        elif op in UNARY_ELEMENTWISE:
+            if len(instr.operands) != 1:
+                raise _Raiser(module, instr, comp, text)(
+                    f"{op} takes 1 operand, %{name} has {len(instr.operands)}")
         elif op in _SHAPE_CHECKED:
             problem = _shapes(instr, seen)
             if problem is not None:
@@ -104,7 +109,7 @@ class _Raiser:
         return _error(msg, self.module, self.instr, self.comp, self.text)
 
 
-_SHAPE_CHECKED = UNARY_ELEMENTWISE | BINARY_SAME_SHAPE | {
+_SHAPE_CHECKED = BINARY_SAME_SHAPE | {
     "dot", "convolution", "reduce", "transpose", "broadcast", "reverse", "get-tuple-element"}
 
 
@@ -119,8 +124,6 @@ def _shapes(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
     """The message of the first shape inconsistency of instr, if any."""
     op = instr.opcode
     n = len(instr.operands)
-    if op in UNARY_ELEMENTWISE and n != 1:
-        return f"{op} takes 1 operand, %{instr.name} has {n}"
     if op in BINARY_SAME_SHAPE:
         if n != 2:
             return f"{op} takes 2 operands, %{instr.name} has {n}"
