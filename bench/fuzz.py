@@ -1,9 +1,13 @@
 """The long fuzz run: >= 10,000 seeded mutants of real HLO, every analysis on each.
 
     python3 bench/fuzz.py [--cases 10000] [--seed 1]
+    python3 bench/fuzz.py --differential [--cases 5000]
 
 Prints how many mutants parsed, how many were rejected with a located error, and every
 uncaught exception (exit 1 if there is any). The test suite runs 2,000 of these.
+--differential instead runs each mutant through the fast path and strict mode and
+prints every mutant they disagree on (accepted by one only, or rejected at different
+places); the test suite runs 600.
 """
 
 from __future__ import annotations
@@ -16,15 +20,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fuzzing import fuzz  # noqa: E402
+from fuzzing import differential, fuzz  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--differential", action="store_true", help="fast path vs strict mode")
     ns = ap.parse_args()
     t = time.perf_counter()
+    if ns.differential:
+        found = differential(ns.cases, seed=ns.seed)
+        print(f"{ns.cases} cases in {time.perf_counter() - t:.0f} s: fast path and strict mode "
+              f"disagree on {len(found)}")
+        for case in found[:10]:
+            print(*case, sep="\n  ")
+        return 1 if found else 0
     o = fuzz(ns.cases, seed=ns.seed)
     print(f"{o.cases} cases in {time.perf_counter() - t:.0f} s: {o.parsed} parsed and analysed, "
           f"{o.rejected} rejected with a located error, {len(o.crashes)} uncaught exceptions, "

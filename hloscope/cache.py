@@ -7,10 +7,7 @@ stale results. Any cache problem (unwritable, corrupt entry) falls back to the w
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
-import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ from typing import Any
 from hloscope import __version__
 
 enabled = True  # the CLI's --no-cache turns this off for the process
+# (hashlib, pickle and tempfile are imported where used: a --no-cache run needs none)
 
 
 def cache_dir() -> Path:
@@ -31,6 +29,8 @@ def cache_dir() -> Path:
 @cache
 def _code_salt() -> str:
     """hloscope's version, grammar and source: any change to them is a new cache."""
+    import hashlib
+
     from hloscope.parser.grammar import grammar_path
 
     h = hashlib.sha256(__version__.encode())
@@ -41,6 +41,8 @@ def _code_salt() -> str:
 
 
 def key(*parts: bytes | str) -> str:
+    import hashlib
+
     h = hashlib.sha256(_code_salt().encode())
     for part in parts:
         h.update(b"\0")
@@ -51,6 +53,8 @@ def key(*parts: bytes | str) -> str:
 def get(kind: str, k: str) -> Any | None:
     if not enabled:
         return None
+    import pickle
+
     path = cache_dir() / kind / f"{k}.pickle"
     try:
         with path.open("rb") as f:
@@ -62,6 +66,9 @@ def get(kind: str, k: str) -> Any | None:
 def put(kind: str, k: str, value: Any) -> None:
     if not enabled:
         return
+    import pickle
+    import tempfile
+
     folder = cache_dir() / kind
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -100,6 +100,12 @@ def _guard(fn, *args):
             raise
         if not e.path or e.path == "<string>":  # raised by a value parsed on first use
             e.path = _state.get("file", "")
+            if e.source_line is None and e.line > 0 and e.path:
+                import linecache
+
+                line = linecache.getline(e.path, e.line)
+                if line:
+                    e.attach_source(line.rstrip("\n"))
         fail(e.render())
     except (typer.Exit, KeyboardInterrupt):
         raise

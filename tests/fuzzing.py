@@ -232,3 +232,44 @@ def fuzz(cases: int, seed: int = 0) -> Outcome:
         kind, mutant = mutate(data, rng)
         check(mutant, f"{Path(name).name}#{k}", kind, outcome)
     return outcome
+
+
+def _verdict(text: str, strict: bool) -> tuple[str, int, int] | None:
+    """None when the text is accepted with every value typed, else (message, line, col)."""
+    from hloscope.parser import ParseError, parse
+
+    lines = text.split("\n")
+    try:
+        modules = parse(text, "mutant", strict=strict)
+        for m in modules:  # the fast path types values on first use: ask for every one
+            for c in m.computations:
+                for i in c.instructions:
+                    for key in list(i.attrs):
+                        i.attr(key)
+    except ParseError as e:
+        if e.source_line is None and 0 < e.line <= len(lines):
+            e.attach_source(lines[e.line - 1])
+        return (e.message, e.line, e.column)
+    return None
+
+
+def differential(cases: int, seed: int = 0) -> list[tuple[str, object, object]]:
+    """Mutants on which the fast path and strict mode disagree: one accepts what the
+    other rejects, or they point at different places. [(case, fast, strict)]"""
+    from hloscope.parser import ParseError
+    from hloscope.parser.load import decode
+
+    rng = random.Random(seed)
+    seeds = [(s, (ROOT / s).read_bytes()) for s in SEEDS]
+    out = []
+    for k in range(cases):
+        name, data = seeds[k % len(seeds)]
+        kind, mutant = mutate(data, rng)
+        try:
+            text = decode(mutant, "mutant")
+        except ParseError:
+            continue  # bytes, not text: one route
+        fast, strict = _verdict(text, False), _verdict(text, True)
+        if (fast is None) != (strict is None) or (fast and strict and fast[1:] != strict[1:]):
+            out.append((f"{Path(name).name}#{k} ({kind})", fast, strict))
+    return out

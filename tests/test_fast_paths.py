@@ -105,7 +105,8 @@ def test_fast_shape_leaves_the_unusual_to_the_grammar(text):
     assert fast_shape(text) is None
 
 
-_COMPACT_RULES = ("int_list", "dim_labels", "name_list", "replica_groups", "window", "sharding")
+_COMPACT_RULES = ("int_list", "dim_labels", "name_list", "replica_groups", "window", "sharding",
+                  "program_shape", "record", "bool_list")
 
 
 def test_fast_typed_values_equal_grammar():
@@ -113,6 +114,8 @@ def test_fast_typed_values_equal_grammar():
     checked: dict[str, int] = {r: 0 for r in _COMPACT_RULES}
     values = {(KEY_RULES.get(k), v) for m in _modules() for c in m.computations
               for i in c.instructions for k, v in i.attrs.items() if KEY_RULES.get(k) in checked}
+    values |= {(KEY_RULES.get(k), v) for m in _modules() for k, v in m.attrs.items()
+               if KEY_RULES.get(k) in checked}
     for rule, value in sorted(values):
         fast = fast_value(rule, value)
         if fast is not MISSING:
@@ -123,7 +126,9 @@ def test_fast_typed_values_equal_grammar():
                        ("dim_labels", "b01f_01io->b01f "), ("replica_groups", "[2,4]<=[8]T()"),
                        ("replica_groups", "{{0, 1}}"), ("window", "{size=3x3  pad=1_1x1_1}"),
                        ("window", "{size=3x3 bogus=1}"), ("sharding", "{devices=[2,1]0,1}"),
-                       ("sharding", "{replicated }")]:
+                       ("sharding", "{replicated }"), ("record", '{a="x"b=1}'),
+                       ("record", "{a=1.5}"), ("record", "{a={b=1}}"), ("bool_list", "{true, false}"),
+                       ("program_shape", "{(f32[2]{1})->f32[]}")]:
         assert fast_value(rule, text) is MISSING, (rule, text)
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from hloscope.ir.values import ReplicaGroups, Sharding, Window, iota_devices, iota_groups
 from hloscope.parser.grammar import terminal_regex
+from hloscope.parser.shapes import fast_shape
+from hloscope.parser.text import scalar_text, split_top
 
 MISSING = object()
 
@@ -24,6 +26,12 @@ _INT_LIST = re.compile(rf"\{{((?:{_SINTS})?)\}}")
 _GROUP_LIST = re.compile(rf"\{{((?:\{{(?:{_SINTS})?\}}(?:,\{{(?:{_SINTS})?\}})*)?)\}}")
 _GROUP = re.compile(r"\{([^{}]*)\}")
 _IOTA = re.compile(rf"\[({_INTS})\]<=\[({_INTS})\](?:T\(({_INTS})\))?")
+_NAME = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
+_BOOLS = re.compile(rf"\{{((?:{_NAME})(?:,{_NAME})*)?\}}")
+_FIELD = rf'({_NAME})=("(?:[^"\\\n]|\\.)*"|-?[0-9]+|{_NAME})'
+_RECORD = re.compile(rf"\{{(?:{_FIELD}(?:(?:[ \t]*,[ \t]*|[ \t]+){_FIELD})*)?\}}")
+_FIELD_ITEM = re.compile(_FIELD)
+_PROGRAM = re.compile(r"\{\s*\((.*)\)\s*->\s*(.*?)\s*\}")
 _WINDOW_KEYS = ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal")
 _WINDOW = re.compile(r"\{((?:[a-z_]+=[-0-9_x]+)(?: [a-z_]+=[-0-9_x]+)*)?\}")
 _SHARDING = re.compile(rf"\{{(replicated|manual|unknown|maximal device=([0-9]+)"
@@ -112,6 +120,33 @@ def _window(text: str) -> Window | Any:
     return Window(**fields)
 
 
+def _program_shape(text: str) -> Any:
+    m = _PROGRAM.fullmatch(text)
+    if m is None:
+        return MISSING
+    inner = m.group(1)
+    try:
+        pieces = [inner[a:b].strip() for a, b in split_top(inner)] if inner.strip() else []
+    except ValueError:
+        return MISSING
+    shapes = [fast_shape(p) for p in pieces]
+    result = fast_shape(m.group(2))
+    if result is None or any(s is None for s in shapes):
+        return MISSING
+    return tuple(shapes), result
+
+
+def _record(text: str) -> Any:
+    if _RECORD.fullmatch(text) is None:
+        return MISSING
+    out: dict[str, Any] = {}
+    for key, value in _FIELD_ITEM.findall(text):
+        kind = "STRING" if value.startswith('"') else ("INT" if value[-1].isdigit() and
+                                                        value.lstrip("-").isdigit() else "NAME")
+        out[key.lstrip("%")] = scalar_text(kind, value)
+    return out
+
+
 def fast_value(rule: str, text: str) -> Any:
     """The value of `text` under typed rule `rule` in the compact form, else MISSING."""
     if rule == "int_list":
@@ -136,6 +171,15 @@ def fast_value(rule: str, text: str) -> Any:
             return ReplicaGroups("list", tuple(_ints(g) for g in _GROUP.findall(m.group(1))))
     elif rule == "window":
         return _window(text)
+    elif rule == "program_shape":
+        return _program_shape(text)
+    elif rule == "record":
+        return _record(text)
+    elif rule == "bool_list":
+        m = _BOOLS.fullmatch(text)
+        if m is not None:
+            names = m.group(1).split(",") if m.group(1) else []
+            return tuple(n.lstrip("%") == "true" for n in names)
     elif rule == "sharding":
         m = _SHARDING.fullmatch(text)
         if m is not None:

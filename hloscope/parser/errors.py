@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # Lark is imported only when the grammar runs
@@ -22,13 +23,28 @@ class ParseError(Exception):
     """A syntax or semantic error at a location in an HLO file."""
 
     def __init__(self, message: str, path: str = "<string>", line: int = 0, column: int = 0,
-                 source_line: str | None = None) -> None:
+                 source_line: str | None = None, attr_key: str | None = None,
+                 value_column: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.path = path
         self.line = line
         self.column = column
+        self.source_line = None
+        # an attribute value's error: its key, and the column inside the value text
+        self.attr_key = attr_key
+        self.value_column = value_column
+        if source_line is not None:
+            self.attach_source(source_line)
+
+    def attach_source(self, source_line: str) -> None:
+        """The offending line; an attribute value's error then points into it."""
         self.source_line = source_line
+        if self.attr_key is None:
+            return
+        m = re.search(rf"(?:,|^)\s*({re.escape(self.attr_key)})\s*=\s*", source_line)
+        if m is not None:
+            self.column = m.end() + self.value_column if self.value_column else m.start(1) + 1
 
     def __str__(self) -> str:
         if self.line <= 0:

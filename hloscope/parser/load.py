@@ -23,14 +23,27 @@ def _lark_errors() -> tuple[type[Exception], ...]:
 
 
 def _locate_attr(instr: Instruction, key: str, cause: Exception, path: str,
-                 lines: list[str] | None = None) -> ParseError:
+                 lines: list[str] | None = None, value: str | None = None) -> ParseError:
     src = lines[instr.line - 1] if lines and 0 < instr.line <= len(lines) else None
-    col = instr.column
-    if src is not None:
-        at = src.find(f"{key}=")
-        col = at + 1 if at >= 0 else col
+    return attribute_error(key, value, cause, path, instr.line, instr.column, src)
+
+
+def attribute_error(key: str, value: str | None, cause: Exception, path: str, line: int,
+                    column: int, src: str | None) -> ParseError:
+    """The error of attribute `key`'s value, pointing at the offending character when
+    the grammar says where in the value it stopped."""
+    from lark.exceptions import VisitError
+
+    if isinstance(cause, VisitError):
+        cause = cause.orig_exc
+    inner = None
     detail = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
-    return ParseError(f"malformed {key}= value: {detail}", path, instr.line, col, src)
+    if value is not None and hasattr(cause, "pos_in_stream"):  # a Lark error inside the value
+        located = from_lark(cause, value, path)  # type: ignore[arg-type]
+        detail = located.message
+        inner = located.column if located.line == 1 and located.column > 0 else None
+    return ParseError(f"malformed {key}= value: {detail}", path, line, column, src,
+                      attr_key=key, value_column=inner)
 
 
 # Resource bounds; raise them with these environment variables.
@@ -66,7 +79,7 @@ def attr_hook(instr: Instruction, key: str, text: str) -> Any:
         from lark.exceptions import VisitError
 
         cause = e.orig_exc if isinstance(e, VisitError) else e
-        raise _locate_attr(instr, key, cause, "") from e
+        raise _locate_attr(instr, key, cause, "", value=text) from e
 
 
 def decode(data: bytes, path: str) -> str:
@@ -82,7 +95,7 @@ def decode(data: bytes, path: str) -> str:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise ParseError("invalid UTF-8; expected HLO text", path, line, col) from None
-    if not text.strip():
+    if not text or text.isspace():  # (no stripped copy of a large file)
         raise ParseError("empty file; expected 'HloModule'", path, 1, 1)
     return text
 
@@ -94,7 +107,7 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
     `strict=True` runs everything through the full grammar and types every
     attribute now. Both give the same IR; errors raise ParseError.
     """
-    if not text.strip():
+    if not text or text.isspace():
         raise ParseError("empty input; expected 'HloModule'", path, 1, 1)
     if not strict:  # (the scan leaves lines nested deeper than MAX_NESTING to the grammar)
         try:
@@ -128,7 +141,8 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
         try:
             force_attributes(modules)
         except AttributeParseError as e:
-            raise _locate_attr(e.instr, e.key, e.cause, path, text.splitlines()) from None
+            raise _locate_attr(e.instr, e.key, e.cause, path, text.splitlines(),
+                               value=e.instr.attrs.get(e.key)) from None
     validate(modules, text)
     return modules
 

@@ -45,7 +45,10 @@ _SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
 # JSON takes in backend_config: objects and arrays 5 deep, then {, [, { (1 + 7 levels).
 # Values nested otherwise (rare) also go to the line scanner.
 _STR = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
-_PLAIN = r"[^()\[\]{}\"'/\n]"
+# (ASCII control characters, which no HLO token holds, also leave a line to the line
+# scanner, which leaves the file to the grammar: it says where)
+_CTRL = r"\x00-\x08\x0b-\x1f\x7f"
+_PLAIN = rf"[^()\[\]{{}}\"'/\n{_CTRL}]"
 _PAIRS = {"(": r"\((?:{})*+\)", "[": r"\[(?:{})*+\]", "{": r"\{{(?:{})*+\}}"}
 
 
@@ -58,7 +61,10 @@ def _nested(levels: list[str]) -> str:
 
 
 _JSON_LEVELS = ["[{"] * 4 + ["{", "[", "{"]
-_VALUE = ("(?:" + "|".join([r"[^,()\[\]{}\"'/\n]++", _STR,
+# At the top level of a value, no blank before a `key=`: `kind=kLoop calls=%f` (a lost
+# comma) is not one value (`mesh[...] {...}` replica groups do have a blank).
+_KEY_AHEAD = r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*="
+_VALUE = ("(?:" + "|".join([rf"[^,()\[\]{{}}\"'/\n \t{_CTRL}]++", rf"[ \t]++(?!{_KEY_AHEAD})", _STR,
                             *(_PAIRS[k].format(_nested(["([{"] * 2)) for k in "([{"),
                             _PAIRS["{"].format(_nested(_JSON_LEVELS))]) + ")++")
 _BARE = r"[A-Za-z_][A-Za-z0-9_.\-]*"
@@ -93,6 +99,27 @@ class ScanMiss(Exception):
     """The fast scan cannot handle this text; use the full grammar."""
 
 
+_CONTROL = re.compile(f"[{_CTRL}]")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+_INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
+
+
+_BLANK_KEY = re.compile(r"[ \t]" + _KEY_AHEAD)
+
+
+def _top_level_blank(value: str) -> bool:
+    """Whether a value has, outside its strings and brackets, a blank before a `key=`
+    (`kLoop calls=%f`: a lost comma; the grammar says where)."""
+    if " " not in value and "\t" not in value:
+        return False
+    v = _STRING.sub('""', value)
+    while True:
+        shorter = _INNERMOST.sub("", v)
+        if shorter == v:
+            return _BLANK_KEY.search(v) is not None
+        v = shorter
+
+
 def _attrs(s: str, start: int) -> dict[str, str]:
     """`, key=value, key=value` from s[start:] -> {key: value text}."""
     out: dict[str, str] = {}
@@ -108,6 +135,8 @@ def _attrs(s: str, start: int) -> dict[str, str]:
         value = s[m.end() : b].strip()
         if not value:
             raise ScanMiss("empty attribute value")
+        if _top_level_blank(value):
+            raise ScanMiss("blank inside an attribute value")
         out[m.group(1).lstrip("%")] = value
     return out
 
@@ -281,6 +310,8 @@ class _Lines:
     def line(self, s: str, lineno: int) -> None:
         if len(s) > MAX_NESTING and _depth(s) > MAX_NESTING:
             raise ScanMiss("deep nesting")  # the grammar route reports where
+        if _CONTROL.search(s):
+            raise ScanMiss("control character")
         comp = self.comp
         if comp is not None:
             stripped = s.strip()

@@ -139,10 +139,9 @@ def parse_strict(text: str, path: str) -> list[Module]:
 
 
 def force_attributes(modules: list[Module]) -> None:
-    """Parse every attribute value through its typed rule (strict mode does this)."""
+    """Parse every instruction attribute value through its typed rule (strict mode does
+    this; the module header's values are typed by validate, on both paths)."""
     for module in modules:
-        for key, value in module.attrs.items():
-            parse_attr(key, value)
         for comp in module.computations:
             for instr in comp.instructions:
                 for key, value in instr.attrs.items():

@@ -25,6 +25,7 @@ def validate(modules: list[Module], text: str | None = None) -> None:
     """Raise a located ParseError for the first semantic error; `text` (the parsed
     file) only supplies the offending line for the message."""
     for module in modules:
+        _header(module, text)
         names: set[str] = set()
         for comp in module.computations:
             if comp.name in names:
@@ -38,8 +39,23 @@ def validate(modules: list[Module], text: str | None = None) -> None:
                     e.path = module.path
                     lines = text.split("\n") if text else []
                     if e.source_line is None and 0 < e.line <= len(lines):
-                        e.source_line = lines[e.line - 1]
+                        e.attach_source(lines[e.line - 1])
                 raise
+
+
+def _header(module: Module, text: str | None) -> None:
+    """The module header's attribute values, typed now (entry_computation_layout, ...)."""
+    from hloscope.parser.attrs import parse_attr
+
+    for key, value in module.attrs.items():
+        try:
+            parse_attr(key, value)
+        except Exception as cause:  # noqa: BLE001 - any failure of the value is located
+            from hloscope.parser.load import attribute_error
+
+            lines = text.split("\n") if text else []
+            src = lines[module.line - 1] if 0 < module.line <= len(lines) else None
+            raise attribute_error(key, value, cause, module.path, module.line, 1, src) from None
 
 
 def _computation(module: Module, comp: Computation, computations: set[str], text) -> None:

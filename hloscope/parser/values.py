@@ -166,10 +166,9 @@ class ValueBuilder(Transformer):
     def name_list(self, c: list[Any]) -> tuple[str, ...]:
         return tuple(x for x in c if isinstance(x, str) and not isinstance(x, Token))
 
-    def bool_list(self, c: list[Any]) -> tuple[bool, ...] | bool:
+    def bool_list(self, c: list[Any]) -> tuple[bool, ...]:
+        # `{true,false}` (a bare `true` never gets here: parse_attr answers it)
         names = [x for x in c if isinstance(x, str) and not isinstance(x, Token)]
-        if len(c) == 1 and not isinstance(c[0], Token):
-            return names[0] == "true"
         return tuple(n == "true" for n in names)
 
     # -- replica groups
