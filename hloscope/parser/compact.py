@@ -15,8 +15,8 @@ from typing import Any
 
 from hloscope.ir.values import ReplicaGroups, Sharding, Window, iota_devices, iota_groups
 from hloscope.parser.grammar import terminal_regex
-from hloscope.parser.shapes import fast_shape
-from hloscope.parser.text import scalar_text, split_top
+from hloscope.parser.shapes import fast_shape, fast_shape_list
+from hloscope.parser.text import scalar_text
 
 MISSING = object()
 
@@ -124,14 +124,9 @@ def _program_shape(text: str) -> Any:
     m = _PROGRAM.fullmatch(text)
     if m is None:
         return MISSING
-    inner = m.group(1)
-    try:
-        pieces = [inner[a:b].strip() for a, b in split_top(inner)] if inner.strip() else []
-    except ValueError:
-        return MISSING
-    shapes = [fast_shape(p) for p in pieces]
+    shapes = fast_shape_list(m.group(1).strip())
     result = fast_shape(m.group(2))
-    if result is None or any(s is None for s in shapes):
+    if result is None or shapes is None:
         return MISSING
     return tuple(shapes), result
 

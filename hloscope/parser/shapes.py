@@ -33,6 +33,11 @@ def _array() -> re.Pattern[str]:
     )
 
 
+# One piece of `shape, shape, ...`: loose, for the boundaries only (fast_shape then
+# checks each piece; pieces joined by ", " are the whole text, so the split is sound).
+_PIECE = re.compile(r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))(?:, |$)")
+
+
 _ITEM = re.compile(r"([TSE])((?:\([^()]*\))+)")
 
 
@@ -87,3 +92,29 @@ def fast_shape(text: str) -> Shape | None:
             return None
         elements.append(shape)
     return Shape("tuple", elements=tuple(elements))
+
+
+def fast_shape_list(text: str) -> list[Shape] | None:
+    """The shapes of `shape, shape, ...` (a program shape's parameters) in the compact
+    form, else None."""
+    if not text:
+        return []
+    pieces = []
+    pos = 0
+    match = _PIECE.match
+    while pos < len(text):
+        m = match(text, pos)
+        if m is None:
+            return None
+        pieces.append(m.group(1))
+        pos = m.end()
+    if text.endswith(", "):
+        return None
+    known: dict[str, Shape | None] = {}
+    out = []
+    for piece in pieces:
+        shape = known.get(piece) if piece in known else known.setdefault(piece, fast_shape(piece))
+        if shape is None:
+            return None
+        out.append(shape)
+    return out
