@@ -21,7 +21,8 @@ from hloscope.parser import parse
 from hloscope.parser.attrs import KEY_RULES, parse_rule
 from hloscope.parser.compact import MISSING, fast_value
 from hloscope.parser.grammar import lark_parser, terminal_regex
-from hloscope.parser.scan import _LINE, scan_instruction, scan_text
+from hloscope.parser.patterns import LINE as _LINE
+from hloscope.parser.scan import scan_instruction, scan_text
 from hloscope.parser.shapes import fast_shape
 
 

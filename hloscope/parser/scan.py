@@ -1,11 +1,15 @@
-"""The fast path: a line-oriented scan of the module skeleton.
+"""The fast path: the module skeleton by one regular expression over the whole text.
 
-Names, opcodes, operand names and attribute texts are cut out with regexes and a
-bracket-aware splitter; shapes go through the grammar's `shape` rule (memoized:
-real dumps repeat a few hundred shape strings), attribute values are parsed on
-first use. Anything the scan does not recognise raises ScanMiss, and the caller
-parses the file with the full grammar instead, which either succeeds (same IR)
-or reports the error with its location.
+`LINE` takes each instruction line as XLA prints it (name, shape, opcode, operand names)
+and checks its attribute list (keys, exact bracket pairs, closed strings) without
+splitting it: `Instruction.attr_text` is split, or read up to one key, on first use.
+It also takes computation headers, closing braces and blank lines. Every other line
+(module header, debug tables, comments, multi-line instructions, unusual values) goes
+through the line scanner (`_Lines`). Shapes are built by `parse_shape` (compact forms
+directly, the rest by the grammar; memoized: dumps repeat a few dozen shape texts).
+Anything neither recognises raises ScanMiss, and the caller parses the file with the
+full grammar instead, which either gives the same IR or reports the error with its
+location.
 """
 
 from __future__ import annotations
@@ -16,6 +20,16 @@ from typing import Any
 
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.parser.attrs import parse_shape
+from hloscope.parser.patterns import (
+    BLANK_KEY,
+    CLOSE_GROUP,
+    CONTROL,
+    HEAD_GROUP,
+    HEADER,
+    LINE,
+    OPERAND_SEP,
+    PARAM_ITEM,
+)
 from hloscope.parser.text import Unbalanced, match_close, split_top, strip_comments, unquote
 
 LITERAL_OPCODES = frozenset({"constant", "parameter"})
@@ -37,61 +51,6 @@ _RECORD_FIELD = re.compile(rf'\s*({_NAME})=("(?:[^"\\]|\\.)*"|-?\d+|{_NAME})')
 _SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
 
 
-# The whole-line pattern of the fast path. Strings may not span lines; a `/` or `'`
-# outside strings (comments, odd quoting) leaves the line to the line scanner, which
-# strips comments first. Bracketed values must pair exactly, so every nesting level
-# copies the level below once per bracket kind it allows: the pattern (compiled in every
-# process) is kept small by allowing 3 levels of any kind, or 8 of the shape protobuf
-# JSON takes in backend_config: objects and arrays 5 deep, then {, [, { (1 + 7 levels).
-# Values nested otherwise (rare) also go to the line scanner.
-_STR = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
-# (ASCII control characters, which no HLO token holds, also leave a line to the line
-# scanner, which leaves the file to the grammar: it says where)
-_CTRL = r"\x00-\x08\x0b-\x1f\x7f"
-_PLAIN = rf"[^()\[\]{{}}\"'/\n{_CTRL}]"
-_PAIRS = {"(": r"\((?:{})*+\)", "[": r"\[(?:{})*+\]", "{": r"\{{(?:{})*+\}}"}
-
-
-def _nested(levels: list[str]) -> str:
-    """Bracketed text nested len(levels) deep; levels[k] = the bracket kinds at depth k+1."""
-    inner = _PLAIN + "++"
-    for kinds in reversed(levels):
-        inner = "(?:" + "|".join([_PLAIN + "++", _STR, *(_PAIRS[k].format(inner) for k in kinds)]) + ")"
-    return inner
-
-
-_JSON_LEVELS = ["[{"] * 4 + ["{", "[", "{"]
-# At the top level of a value, no blank before a `key=`: `kind=kLoop calls=%f` (a lost
-# comma) is not one value (`mesh[...] {...}` replica groups do have a blank).
-_KEY_AHEAD = r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*="
-_VALUE = ("(?:" + "|".join([rf"[^,()\[\]{{}}\"'/\n \t{_CTRL}]++", rf"[ \t]++(?!{_KEY_AHEAD})", _STR,
-                            *(_PAIRS[k].format(_nested(["([{"] * 2)) for k in "([{"),
-                            _PAIRS["{"].format(_nested(_JSON_LEVELS))]) + ")++")
-_BARE = r"[A-Za-z_][A-Za-z0-9_.\-]*"
-_SHAPE = (r"[a-z][a-z0-9]*\[[^\]/\n]*\](?:\{[^{}/\n]*\})?"
-          r"|\((?:[^()/\n]|\((?:[^()/\n]|\([^()/\n]*\))*\))*\)")
-_PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
-_HEADER_BODY = (rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
-                rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*")
-_HEADER = re.compile(_HEADER_BODY + "$")
-_INSTRUCTION = (
-    rf"([ \t]*)(ROOT[ \t]+)?%?({_BARE})[ \t]*=[ \t]*({_SHAPE})[ \t]+({_BARE})"
-    rf"\((?:((?:%?{_BARE}(?:,[ \t]*%?{_BARE})*)?)|([^()/\n]*))\)"
-    rf"((?:,[ \t]*{_BARE}={_VALUE})*)[ \t]*"
-)
-# One line of the fast path: an instruction (groups 1-8), a computation header (9-16),
-# a bare closing brace (17) or a blank line (no group).
-_LINE = re.compile(rf"^(?:{_INSTRUCTION}|{_HEADER_BODY}|(\}})[ \t]*|[ \t]*)$", re.M)
-_HEAD_GROUP, _CLOSE_GROUP = 9, _LINE.groups
-# Splitting an attribute list `_LINE` has accepted: its brackets are known to pair up,
-# so one bracket class per level finds the same value ends (and the pattern stays small).
-_ANY_PAIR = _PLAIN + "++"
-for _ in range(8):
-    _ANY_PAIR = rf"(?:{_PLAIN}++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])"
-_SPLIT_VALUE = rf"(?:[^,()\[\]{{}}\"'/\n]++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])++"
-_ATTR_ITEM = re.compile(rf",[ \t]*({_BARE})=({_SPLIT_VALUE})")
-_PARAM_ITEM = re.compile(_PARAM)
-_OPERAND_SEP = re.compile(r",[ \t]*")
 _NONES = [(None,) * n for n in range(64)]  # operand_shapes of operands printed without shapes
 
 
@@ -99,12 +58,10 @@ class ScanMiss(Exception):
     """The fast scan cannot handle this text; use the full grammar."""
 
 
-_CONTROL = re.compile(f"[{_CTRL}]")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 
 
-_BLANK_KEY = re.compile(r"[ \t]" + _KEY_AHEAD)
 
 
 def _top_level_blank(value: str) -> bool:
@@ -116,7 +73,7 @@ def _top_level_blank(value: str) -> bool:
     while True:
         shorter = _INNERMOST.sub("", v)
         if shorter == v:
-            return _BLANK_KEY.search(v) is not None
+            return BLANK_KEY.search(v) is not None
         v = shorter
 
 
@@ -291,8 +248,8 @@ class _Lines:
             self.line(s, lineno)
 
     def open(self, name: str, is_entry: bool, params_text: str, result: str, lineno: int) -> Computation:
-        """Start the computation of a header `_HEADER` has accepted."""
-        params = _PARAM_ITEM.findall(params_text)
+        """Start the computation of a header `HEADER` has accepted."""
+        params = PARAM_ITEM.findall(params_text)
         for _, t in params:
             self.shape(t)
         self.shape(result)
@@ -310,7 +267,7 @@ class _Lines:
     def line(self, s: str, lineno: int) -> None:
         if len(s) > MAX_NESTING and _depth(s) > MAX_NESTING:
             raise ScanMiss("deep nesting")  # the grammar route reports where
-        if _CONTROL.search(s):
+        if CONTROL.search(s):
             raise ScanMiss("control character")
         comp = self.comp
         if comp is not None:
@@ -352,9 +309,9 @@ class _Lines:
             self.section = stripped
             return
         if stripped.endswith("{"):
-            m = _HEADER.match(s)
+            m = HEADER.match(s)
             if m is not None and m.group(2) not in _SECTIONS:
-                self.open(m.group(2), m.group(1) is not None, m.group(3), m.group(_HEADER.groups), lineno)
+                self.open(m.group(2), m.group(1) is not None, m.group(3), m.group(HEADER.groups), lineno)
                 return
             m = _COMP_HEAD.match(s)
             if not m or m.group(2) in _SECTIONS:
@@ -390,7 +347,7 @@ class _Lines:
 def scan_text(text: str, path: str) -> list[Module]:
     """Scan a whole file into modules; raises ScanMiss when unsure.
 
-    One pattern (`_LINE`, run by the regex engine over the whole text) takes the
+    One pattern (`LINE`, run by the regex engine over the whole text) takes the
     instruction lines as XLA prints them, attribute list checked but not split; the
     lines between its matches go through the line-by-line scanner.
     """
@@ -399,7 +356,7 @@ def scan_text(text: str, path: str) -> list[Module]:
     pos = 0
     lineno = 1
     comp: Computation | None = None  # the computation the next match belongs to, if any
-    for m in _LINE.finditer(text):
+    for m in LINE.finditer(text):
         start = m.start()
         if start != pos:
             gap = text[pos:start].split("\n")
@@ -416,14 +373,14 @@ def scan_text(text: str, path: str) -> list[Module]:
                 lines.feed([m.group(0)], lineno)
             lineno += 1
             continue
-        if kind >= _HEAD_GROUP:
-            if kind == _CLOSE_GROUP and comp is not None:
+        if kind >= HEAD_GROUP:
+            if kind == CLOSE_GROUP and comp is not None:
                 lines.close()
                 comp = None
-            elif (kind < _CLOSE_GROUP and lines.comp is None and lines.pending is None
-                  and lines.module is not None and m.group(_HEAD_GROUP + 1) not in _SECTIONS):
-                comp = lines.open(m.group(_HEAD_GROUP + 1), m.group(_HEAD_GROUP) is not None,
-                                  m.group(_HEAD_GROUP + 2), m.group(_CLOSE_GROUP - 1), lineno)
+            elif (kind < CLOSE_GROUP and lines.comp is None and lines.pending is None
+                  and lines.module is not None and m.group(HEAD_GROUP + 1) not in _SECTIONS):
+                comp = lines.open(m.group(HEAD_GROUP + 1), m.group(HEAD_GROUP) is not None,
+                                  m.group(HEAD_GROUP + 2), m.group(CLOSE_GROUP - 1), lineno)
                 append, comp_name = comp.instructions.append, comp.name
             else:
                 lines.feed([m.group(0)], lineno)  # the line scanner decides
@@ -445,7 +402,7 @@ def scan_text(text: str, path: str) -> list[Module]:
             operands: tuple[str, ...] = ()
         else:
             literal = None
-            operands = tuple(_OPERAND_SEP.split(names.replace("%", ""))) if names else ()
+            operands = tuple(OPERAND_SEP.split(names.replace("%", ""))) if names else ()
         shape = shapes.get(shape_text)
         if shape is None:
             shape = shapes[shape_text] = parse_shape(shape_text)
@@ -468,17 +425,3 @@ def scan_text(text: str, path: str) -> list[Module]:
         if not mod.name and mod.entry is not None:
             mod.name = "module_" + mod.entry.name
     return modules
-
-
-def seek_attr(attr_text: str, key: str) -> str | None:
-    """The value of `key` in an attribute list `_LINE` has accepted, reading the
-    attributes up to it and no further (None when absent)."""
-    for m in _ATTR_ITEM.finditer(attr_text):
-        if m.group(1) == key:
-            return m.group(2).rstrip()
-    return None
-
-
-def split_attr_text(attr_text: str) -> dict[str, str]:
-    """{key: value} of an attribute list `_LINE` has accepted (so the split cannot fail)."""
-    return {k: v.rstrip() for k, v in _ATTR_ITEM.findall(attr_text)}

@@ -1,0 +1,83 @@
+"""The regular expressions of the fast path, and the attribute-list reads that rely on
+what the whole-line pattern has checked.
+
+`LINE` is compiled in every process that parses, so its size is kept in check (see the
+nesting comment below); the split and seek patterns only find value ends in text LINE
+has already accepted.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The whole-line pattern of the fast path. Strings may not span lines; a `/` or `'`
+# outside strings (comments, odd quoting) leaves the line to the line scanner, which
+# strips comments first. Bracketed values must pair exactly, so every nesting level
+# copies the level below once per bracket kind it allows: the pattern (compiled in every
+# process) is kept small by allowing 3 levels of any kind, or 8 of the shape protobuf
+# JSON takes in backend_config: objects and arrays 5 deep, then {, [, { (1 + 7 levels).
+# Values nested otherwise (rare) also go to the line scanner.
+_STR = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+# (ASCII control characters, which no HLO token holds, also leave a line to the line
+# scanner, which leaves the file to the grammar: it says where)
+_CTRL = r"\x00-\x08\x0b-\x1f\x7f"
+_PLAIN = rf"[^()\[\]{{}}\"'/\n{_CTRL}]"
+_PAIRS = {"(": r"\((?:{})*+\)", "[": r"\[(?:{})*+\]", "{": r"\{{(?:{})*+\}}"}
+
+
+def _nested(levels: list[str]) -> str:
+    """Bracketed text nested len(levels) deep; levels[k] = the bracket kinds at depth k+1."""
+    inner = _PLAIN + "++"
+    for kinds in reversed(levels):
+        inner = "(?:" + "|".join([_PLAIN + "++", _STR, *(_PAIRS[k].format(inner) for k in kinds)]) + ")"
+    return inner
+
+
+_JSON_LEVELS = ["[{"] * 4 + ["{", "[", "{"]
+# At the top level of a value, no blank before a `key=`: `kind=kLoop calls=%f` (a lost
+# comma) is not one value (`mesh[...] {...}` replica groups do have a blank).
+_KEY_AHEAD = r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*="
+_VALUE = ("(?:" + "|".join([rf"[^,()\[\]{{}}\"'/\n \t{_CTRL}]++", rf"[ \t]++(?!{_KEY_AHEAD})", _STR,
+                            *(_PAIRS[k].format(_nested(["([{"] * 2)) for k in "([{"),
+                            _PAIRS["{"].format(_nested(_JSON_LEVELS))]) + ")++")
+_BARE = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+_SHAPE = (r"[a-z][a-z0-9]*\[[^\]/\n]*\](?:\{[^{}/\n]*\})?"
+          r"|\((?:[^()/\n]|\((?:[^()/\n]|\([^()/\n]*\))*\))*\)")
+_PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
+_HEADER_BODY = (rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
+                rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*")
+HEADER = re.compile(_HEADER_BODY + "$")
+_INSTRUCTION = (
+    rf"([ \t]*)(ROOT[ \t]+)?%?({_BARE})[ \t]*=[ \t]*({_SHAPE})[ \t]+({_BARE})"
+    rf"\((?:((?:%?{_BARE}(?:,[ \t]*%?{_BARE})*)?)|([^()/\n]*))\)"
+    rf"((?:,[ \t]*{_BARE}={_VALUE})*)[ \t]*"
+)
+# One line of the fast path: an instruction (groups 1-8), a computation header (9-16),
+# a bare closing brace (17) or a blank line (no group).
+LINE = re.compile(rf"^(?:{_INSTRUCTION}|{_HEADER_BODY}|(\}})[ \t]*|[ \t]*)$", re.M)
+HEAD_GROUP, CLOSE_GROUP = 9, LINE.groups
+# Splitting an attribute list `LINE` has accepted: its brackets are known to pair up,
+# so one bracket class per level finds the same value ends (and the pattern stays small).
+_ANY_PAIR = _PLAIN + "++"
+for _ in range(8):
+    _ANY_PAIR = rf"(?:{_PLAIN}++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])"
+_SPLIT_VALUE = rf"(?:[^,()\[\]{{}}\"'/\n]++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])++"
+ATTR_ITEM = re.compile(rf",[ \t]*({_BARE})=({_SPLIT_VALUE})")
+PARAM_ITEM = re.compile(_PARAM)
+OPERAND_SEP = re.compile(r",[ \t]*")
+CONTROL = re.compile(f"[{_CTRL}]")
+BLANK_KEY = re.compile(r"[ \t]" + _KEY_AHEAD)
+
+
+def seek_attr(attr_text: str, key: str) -> str | None:
+    """The value of `key` in an attribute list `LINE` has accepted, reading the
+    attributes up to it and no further (None when absent)."""
+    for m in ATTR_ITEM.finditer(attr_text):
+        if m.group(1) == key:
+            return m.group(2).rstrip()
+    return None
+
+
+def split_attr_text(attr_text: str) -> dict[str, str]:
+    """{key: value} of an attribute list `LINE` has accepted (so the split cannot fail)."""
+    return {k: v.rstrip() for k, v in ATTR_ITEM.findall(attr_text)}
