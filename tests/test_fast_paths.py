@@ -223,3 +223,28 @@ def test_one_attribute_read_without_splitting_equals_the_split():
                     assert calls == i.called_computations
                     compared += 1
     assert compared > 30000
+
+
+_SCALARS = st.sampled_from(["1", "-2", "0.5", "-1e3", "true", "nan", "-inf", "...", "x.1"])
+_LITERALS = st.recursive(
+    _SCALARS, lambda inner: st.lists(inner, max_size=4).map(lambda xs: "{" + ", ".join(xs) + "}"),
+    max_leaves=12)
+_DAMAGE = st.sampled_from(["", "%0", ",", "{", "}", " 2", "f32[] ", ",,"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LITERALS, min_size=1, max_size=3), _DAMAGE, st.integers(0, 40))
+def test_literals_the_fast_path_takes_are_ones_the_grammar_takes(items, damage, at):
+    """literal_ok is never more lenient than the grammar (the fast path trusts it)."""
+    from hloscope.parser import ParseError
+    from hloscope.parser.patterns import literal_ok
+
+    text = ", ".join(items)
+    text = text[:at] + damage + text[at:]
+    if not literal_ok(text.strip()):
+        return  # the grammar decides those
+    module = f"HloModule m\nENTRY e {{\n  ROOT c = f32[] constant({text})\n}}\n"
+    try:
+        parse(module, strict=True)
+    except ParseError as e:
+        pytest.fail(f"the fast path takes {text!r}, the grammar rejects it: {e}")

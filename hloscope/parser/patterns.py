@@ -9,6 +9,7 @@ has already accepted.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # The whole-line pattern of the fast path. Strings may not span lines; a `/` or `'`
 # outside strings (comments, odd quoting) leaves the line to the line scanner, which
@@ -67,6 +68,28 @@ PARAM_ITEM = re.compile(_PARAM)
 OPERAND_SEP = re.compile(r",[ \t]*")
 CONTROL = re.compile(f"[{_CTRL}]")
 BLANK_KEY = re.compile(r"[ \t]" + _KEY_AHEAD)
+
+
+@cache
+def _literal() -> re.Pattern[str]:
+    """The text inside constant(...)/parameter(...): comma-separated scalars, names and
+    braced lists nested up to 6 deep, from the grammar's terminals (deeper or other
+    forms: the grammar decides)."""
+    from hloscope.parser.grammar import terminal_source
+
+    scalar = "|".join(f"(?:{terminal_source(t)[0]})" for t in ("FLOAT", "NEG_SPECIAL", "INT", "NAME"))
+    item = rf"(?:{scalar}|\.\.\.)"
+    # each item is followed by a comma and another item, or by the closing brace: one copy
+    # of the level below per level (a list form would need two)
+    for _ in range(6):
+        item = rf"(?:\{{\s*(?:{item}\s*(?:,\s*(?!\}})|(?=\}})))*\}}|{scalar}|\.\.\.)"
+    return re.compile(rf"\s*(?:{item}\s*(?:,\s*(?!$)|$))*")
+
+
+def literal_ok(text: str) -> bool:
+    """Whether a constant's or parameter's literal text is one the grammar accepts (False
+    also for forms left to the grammar)."""
+    return text.isdigit() or _literal().fullmatch(text) is not None
 
 
 def seek_attr(attr_text: str, key: str) -> str | None:

@@ -29,6 +29,7 @@ from hloscope.parser.patterns import (
     LINE,
     OPERAND_SEP,
     PARAM_ITEM,
+    literal_ok,
 )
 from hloscope.parser.text import Unbalanced, match_close, split_top, strip_comments, unquote
 
@@ -126,6 +127,8 @@ def scan_instruction(s: str, line: int, computation: str) -> Instruction:
     shapes: list[str | None] = []
     if opcode in LITERAL_OPCODES:
         literal = inner.strip()
+        if not literal_ok(literal):
+            raise ScanMiss("literal")
     elif inner.strip():
         pieces = inner.split(",") if not any(c in inner for c in "([{") else [
             inner[a:b] for a, b in split_top(inner)
@@ -399,6 +402,8 @@ def scan_text(text: str, path: str) -> list[Module]:
             continue
         if opcode in LITERAL_OPCODES:
             literal = (names if names is not None else lit).strip()
+            if not literal_ok(literal):
+                raise ScanMiss("literal")
             operands: tuple[str, ...] = ()
         else:
             literal = None
