@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hloscope.parser import ParseError, load
-from hloscope.parser.load import read
+from hloscope.parser.load import decode, read
 from hloscope.report.common import LintReport
 from hloscope.rules.base import Rule, Severity
 from hloscope.rules.config import Config
@@ -139,8 +139,9 @@ def lint_one(path: Path, opts: LintOptions) -> FileResult:
     chip = _chip(opts)
     rules = build_rules(opts)
     data = read(path)
-    modules = load(path, strict=opts.strict, data=data)
-    lines = data.decode("utf-8", errors="replace").splitlines()
+    text = decode(data, str(path))
+    modules = load(path, strict=opts.strict, data=data, text=text)
+    lines = text.splitlines()
     _SOURCES[str(path)] = lines  # for the report, when it runs in this process
     sources = {str(path): lines}
     index, notes = _trace(opts, modules, chip)

@@ -160,9 +160,10 @@ def read(path: str | Path) -> bytes:
         raise ParseError(f"cannot read file: {e.strerror or e}", str(path), 0, 0) from None
 
 
-def load(path: str | Path, strict: bool = False, data: bytes | None = None) -> list[Module]:
+def load(path: str | Path, strict: bool = False, data: bytes | None = None,
+         text: str | None = None) -> list[Module]:
     """Read and parse an HLO text file (served from the on-disk cache when unchanged);
-    `data`: the file's bytes when the caller has read them already."""
+    `data` (and `text`, decoded by `decode`): the file when the caller has read it."""
     from hloscope import cache
 
     if data is None:
@@ -173,7 +174,7 @@ def load(path: str | Path, strict: bool = False, data: bytes | None = None) -> l
         for m in modules:
             m.path = str(path)
         return modules
-    modules = parse(decode(data, str(path)), str(path), strict=strict)
+    modules = parse(text if text is not None else decode(data, str(path)), str(path), strict=strict)
     if k:
         cache.put("modules", k, modules)
     return modules

@@ -85,8 +85,8 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
         found: list[Finding] = []
         for comp in module.computations:
             in_fusion = comp.name in ctx.fused
+            result.instructions += len(comp.instructions)
             for instr in comp.instructions:
-                result.instructions += 1
                 for rule in by_opcode.get(instr.opcode, ()):
                     if rule.code in crashed or (in_fusion and not rule.include_fused):
                         continue

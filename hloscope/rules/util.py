@@ -6,14 +6,21 @@ from hloscope.ir import Shape
 from hloscope.units import human_bytes, human_seconds
 
 
+_KEYS: dict[int, tuple[Shape, tuple]] = {}  # id -> (shape kept alive, key): shapes are shared
+
+
 def layout_key(shape: Shape) -> tuple:
     """What decides the physical arrangement of an array: order of non-trivial
     dims, tiles, element size (size-1 dims can move freely)."""
+    hit = _KEYS.get(id(shape))
+    if hit is not None and hit[0] is shape:
+        return hit[1]
     layout = shape.layout
     order = physical_dims_order(shape)
-    if layout is None:
-        return (order, (), 0)
-    return (order, layout.tiles, layout.element_size_bits)
+    key = (order, (), 0) if layout is None else (order, layout.tiles, layout.element_size_bits)
+    if len(_KEYS) < 65536:
+        _KEYS[id(shape)] = (shape, key)
+    return key
 
 
 def physical_dims_order(shape: Shape) -> tuple[int, ...]:
