@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +47,6 @@ def attribute_error(key: str, value: str | None, cause: Exception, path: str, li
 
 # Resource bounds; raise them with these environment variables.
 MAX_FILE_BYTES = int(os.environ.get("HLOSCOPE_MAX_FILE_BYTES", str(4 << 30)))
-_OPENERS = re.compile(r"[(\[{]")
 
 
 def _check_nesting(text: str, path: str) -> None:
