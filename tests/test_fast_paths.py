@@ -248,3 +248,22 @@ def test_literals_the_fast_path_takes_are_ones_the_grammar_takes(items, damage, 
         parse(module, strict=True)
     except ParseError as e:
         pytest.fail(f"the fast path takes {text!r}, the grammar rejects it: {e}")
+
+
+def test_strict_mode_parses_a_large_module_in_two_halves_with_the_same_result(monkeypatch):
+    from hloscope.parser import parallel
+
+    text = (ROOT / "fixtures/tpu/llm_v5p_16.hlo.txt").read_text()
+    split = parallel.split_point(text)
+    assert split is not None and text[split - 2] == "}" and len(text) // 2 <= split
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_CHARS", 1000)
+    halves = parallel.parse_halves(text, "m.hlo")
+    assert halves is not None
+    from hloscope.parser.strict import parse_strict
+    from irdump import dump_module
+
+    assert [dump_module(m) for m in halves] == [dump_module(m) for m in parse_strict(text, "m.hlo")]
+    # a broken second half: no result from the halves, so the caller's whole parse reports it
+    broken = text[:split] + text[split:].replace(" = ", " == ", 1)
+    assert parallel.parse_halves(broken, "m.hlo") is None
+    assert parallel.split_point(text + "\nHloModule second\n") is None  # two modules: whole

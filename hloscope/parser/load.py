@@ -118,10 +118,11 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
     _check_nesting(text, path)
     from lark.exceptions import UnexpectedInput, VisitError
 
+    from hloscope.parser.parallel import parse_halves
     from hloscope.parser.strict import AttributeParseError, force_attributes, parse_strict
 
     try:
-        modules = parse_strict(text, path)
+        modules = parse_halves(text, path) or parse_strict(text, path)
     except ParseError as e:
         e.path = path if e.path in ("", "<string>") else e.path
         raise
