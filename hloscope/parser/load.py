@@ -9,6 +9,7 @@ from typing import Any
 from hloscope.ir import Instruction, Module
 from hloscope.parser.attrs import parse_attr
 from hloscope.parser.errors import ParseError, from_lark
+from hloscope.parser.nogc import no_cyclic_gc
 from hloscope.parser.scan import MAX_NESTING, ScanMiss, scan_text
 from hloscope.parser.validate import validate
 
@@ -103,8 +104,14 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
 
     The default path scans the skeleton and parses attribute values on first use;
     `strict=True` runs everything through the full grammar and types every
-    attribute now. Both give the same IR; errors raise ParseError.
+    attribute now. Both give the same IR; errors raise ParseError. The cyclic garbage
+    collector is paused meanwhile (see hloscope.parser.nogc).
     """
+    with no_cyclic_gc():
+        return _parse(text, path, strict)
+
+
+def _parse(text: str, path: str, strict: bool) -> list[Module]:
     if not text or text.isspace():
         raise ParseError("empty input; expected 'HloModule'", path, 1, 1)
     if not strict:  # (the scan leaves lines nested deeper than MAX_NESTING to the grammar)

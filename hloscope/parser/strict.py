@@ -10,6 +10,7 @@ from hloscope.ir import Computation, Instruction, Module
 from hloscope.parser.attrs import parse_attr
 from hloscope.parser.errors import ParseError
 from hloscope.parser.infer import CannotInfer, infer
+from hloscope.parser.nogc import no_cyclic_gc
 from hloscope.parser.grammar import lark_parser
 from hloscope.parser.scan import LITERAL_OPCODES
 from hloscope.parser.text import normalize
@@ -116,8 +117,13 @@ def _computation(text: str, node: Tree, path: str) -> Computation:
 
 
 def parse_strict(text: str, path: str) -> list[Module]:
-    """Parse with the full grammar; lark exceptions propagate to the caller."""
-    tree = lark_parser().parse(text, start="hlo_file")
+    """Parse with the full grammar; lark exceptions propagate to the caller. (The cyclic
+    collector is paused: it re-traversed the growing tree, 22 s -> 9.5 s on 5.57 MB.)"""
+    with no_cyclic_gc():
+        return _modules(text, path, lark_parser().parse(text, start="hlo_file"))
+
+
+def _modules(text: str, path: str, tree: Tree) -> list[Module]:
     modules: list[Module] = []
     if tree.data == "headerless_module":
         module = Module("", path=path, line=1)
