@@ -715,9 +715,13 @@ def run() -> NoReturn:
     """The console entry point. After the command it leaves at once, as mypy does: the
     interpreter would otherwise free a large parsed module object by object (~0.04 s
     for a 5 MB dump) before exiting. Output is flushed first; child processes see
-    their pipes close."""
+    their pipes close. Like mypy, it also makes the cyclic garbage collector run far less
+    often: a command allocates a few hundred thousand objects, almost none in cycles.
+    """
+    import gc
     import os
 
+    gc.set_threshold(200_000, 30, 30)
     try:
         app()
         code = 0
