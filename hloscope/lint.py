@@ -125,25 +125,24 @@ def _options_key(opts: LintOptions) -> str:
 
 def lint_one(path: Path, opts: LintOptions) -> FileResult:
     """Findings for one file (from the cache when file, options and hloscope are unchanged)."""
+    return _lint(path, opts)[0]
+
+
+def _lint(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | None]:
+    """lint_one's result, and the file's lines when it was parsed (None from the cache):
+    the report shows them, so it need not read the file again."""
     from hloscope import cache
 
-    k = ""
-    if cache.enabled and opts.trace is None:
-        try:
-            k = cache.key(Path(path).read_bytes(), _options_key(opts))
-        except OSError:
-            k = ""
-        hit = cache.get("lint", k) if k else None
-        if hit is not None:
-            return hit
+    data = read(path)
+    k = cache.key(data, _options_key(opts)) if cache.enabled and opts.trace is None else ""
+    hit = cache.get("lint", k) if k else None
+    if hit is not None:
+        return hit, None
     chip = _chip(opts)
     rules = build_rules(opts)
-    data = read(path)
     text = decode(data, str(path))
     modules = load(path, strict=opts.strict, data=data, text=text)
     lines = text.splitlines()
-    _SOURCES[str(path)] = lines  # for the report, when it runs in this process
-    sources = {str(path): lines}
     index, notes = _trace(opts, modules, chip)
     if chip is None and index is not None:
         from hloscope.trace.report import detect_chip
@@ -151,14 +150,11 @@ def lint_one(path: Path, opts: LintOptions) -> FileResult:
         chip = detect_chip(index.device_kind)
         if chip is not None:
             notes.append(f"chip {chip.name} detected from the trace")
-    result = run(modules, rules, chip=chip, sources=sources, trace=index)
+    result = run(modules, rules, chip=chip, sources={str(path): lines}, trace=index)
     out = FileResult(result.findings, notes + result.notes, result.instructions, result.suppressed)
     if k:
         cache.put("lint", k, out)
-    return out
-
-
-_SOURCES: dict[str, list[str]] = {}  # lines of the files lint_one read in this process
+    return out, lines
 
 
 def _lines(path: str | Path) -> list[str]:
@@ -210,6 +206,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
     rules = build_rules(opts)  # validates the selection and options up front
     _chip(opts)
     results: list[FileResult] = []
+    read_lines: dict[str, list[str]] = {}  # the files this process parsed (serial runs)
     if jobs > 1 and len(files) > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -225,7 +222,10 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
                     progress(n, len(files))
     else:
         for n, f in enumerate(files, 1):
-            results.append(lint_one(f, opts))
+            result, lines = _lint(f, opts)
+            results.append(result)
+            if lines is not None:
+                read_lines[str(f)] = lines
             if progress:
                 progress(n, len(files))
     findings = [f for r in results for f in r.findings]
@@ -241,9 +241,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
             raise LintError(str(e)) from None
         findings, baselined = apply_baseline(findings, known)
     reported = {f.file for f in findings}
-    sources = {str(f): _SOURCES.pop(str(f), None) or _lines(f) for f in files if str(f) in reported}
-    for f in files:
-        _SOURCES.pop(str(f), None)
+    sources = {str(f): read_lines.get(str(f)) or _lines(f) for f in files if str(f) in reported}
     return LintReport(
         findings=findings, rules=[type(r) for r in rules], files=[str(f) for f in files],
         instructions=sum(r.instructions for r in results),

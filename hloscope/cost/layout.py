@@ -14,7 +14,7 @@ from functools import lru_cache
 from math import prod
 
 from hloscope.ir.layout import COMBINE_DIM
-from hloscope.ir.shape import UNBOUNDED, Shape
+from hloscope.ir.shape import UNBOUNDED, Shape, per_shape
 
 MEMORY_SPACES = {0: "device (HBM)", 1: "VMEM (on-chip)", 5: "host"}
 
@@ -96,19 +96,10 @@ def array_memory(shape: Shape) -> ArrayMemory:
     )
 
 
-_LEAVES: dict[int, tuple[Shape, list[ArrayMemory]]] = {}  # id -> (shape kept alive, leaves)
-
-
+@per_shape
 def memory_leaves(shape: Shape) -> list[ArrayMemory]:
-    """Memory facts of each array leaf. Parsed shapes are shared objects, so this is
-    memoized by identity (hashing a nested Shape costs more than the lookup saves)."""
-    hit = _LEAVES.get(id(shape))
-    if hit is not None and hit[0] is shape:
-        return hit[1]
-    leaves = [array_memory(s) for s in shape.leaves() if s.is_array]
-    if len(_LEAVES) < 65536:
-        _LEAVES[id(shape)] = (shape, leaves)
-    return leaves
+    """Memory facts of each array leaf (memoized by shape identity: treat as read-only)."""
+    return [array_memory(s) for s in shape.leaves() if s.is_array]
 
 
 def padded_bytes(shape: Shape) -> int:

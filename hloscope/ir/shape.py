@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import wraps
 from math import prod
+from typing import TypeVar
 
 from hloscope.ir.layout import Layout
 
@@ -85,3 +88,25 @@ class Shape:
 
     def __str__(self) -> str:
         return self.text(layout=False)
+
+
+_T = TypeVar("_T")
+
+
+def per_shape(fn: Callable[[Shape], _T]) -> Callable[[Shape], _T]:
+    """Memoize fn(shape) by the shape object's identity: parsed shapes are shared objects,
+    and hashing a nested Shape costs more than the lookup saves. Each entry keeps its
+    shape alive, so an id is never reused while it is cached."""
+    memo: dict[int, tuple[Shape, _T]] = {}
+
+    @wraps(fn)
+    def wrapper(shape: Shape) -> _T:
+        hit = memo.get(id(shape))
+        if hit is not None and hit[0] is shape:
+            return hit[1]
+        value = fn(shape)
+        if len(memo) < 65536:
+            memo[id(shape)] = (shape, value)
+        return value
+
+    return wrapper

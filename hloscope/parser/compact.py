@@ -136,8 +136,7 @@ def _record(text: str) -> Any:
         return MISSING
     out: dict[str, Any] = {}
     for key, value in _FIELD_ITEM.findall(text):
-        kind = "STRING" if value.startswith('"') else ("INT" if value[-1].isdigit() and
-                                                        value.lstrip("-").isdigit() else "NAME")
+        kind = "STRING" if value.startswith('"') else ("INT" if value.lstrip("-").isdigit() else "NAME")
         out[key.lstrip("%")] = scalar_text(kind, value)
     return out
 

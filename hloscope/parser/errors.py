@@ -121,3 +121,18 @@ def _token(tok) -> str:
 def _end_position(text: str) -> tuple[int, int]:
     """Line and column just past the last character."""
     return text.count("\n") + 1, len(text) - (text.rfind("\n") + 1) + 1
+
+
+def attribute_error(key: str, value: str | None, cause: Exception, path: str, line: int,
+                    column: int, src: str | None) -> ParseError:
+    """The error of attribute `key`'s value, pointing at the offending character when
+    the grammar says where in the value it stopped."""
+    cause = getattr(cause, "orig_exc", cause)  # a Lark VisitError: the error inside it
+    inner = None
+    detail = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+    if value is not None and hasattr(cause, "pos_in_stream"):  # a Lark error inside the value
+        located = from_lark(cause, value, path)  # type: ignore[arg-type]
+        detail = located.message
+        inner = located.column if located.line == 1 and located.column > 0 else None
+    return ParseError(f"malformed {key}= value: {detail}", path, line, column, src,
+                      attr_key=key, value_column=inner)

@@ -8,7 +8,7 @@ from typing import Any
 
 from hloscope.ir import Instruction, Module
 from hloscope.parser.attrs import parse_attr
-from hloscope.parser.errors import ParseError, from_lark
+from hloscope.parser.errors import ParseError, attribute_error, from_lark
 from hloscope.parser.nogc import no_cyclic_gc
 from hloscope.parser.scan import MAX_NESTING, ScanMiss, scan_text
 from hloscope.parser.validate import validate
@@ -26,24 +26,6 @@ def _locate_attr(instr: Instruction, key: str, cause: Exception, path: str,
                  lines: list[str] | None = None, value: str | None = None) -> ParseError:
     src = lines[instr.line - 1] if lines and 0 < instr.line <= len(lines) else None
     return attribute_error(key, value, cause, path, instr.line, instr.column, src)
-
-
-def attribute_error(key: str, value: str | None, cause: Exception, path: str, line: int,
-                    column: int, src: str | None) -> ParseError:
-    """The error of attribute `key`'s value, pointing at the offending character when
-    the grammar says where in the value it stopped."""
-    from lark.exceptions import VisitError
-
-    if isinstance(cause, VisitError):
-        cause = cause.orig_exc
-    inner = None
-    detail = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
-    if value is not None and hasattr(cause, "pos_in_stream"):  # a Lark error inside the value
-        located = from_lark(cause, value, path)  # type: ignore[arg-type]
-        detail = located.message
-        inner = located.column if located.line == 1 and located.column > 0 else None
-    return ParseError(f"malformed {key}= value: {detail}", path, line, column, src,
-                      attr_key=key, value_column=inner)
 
 
 # Resource bounds; raise them with these environment variables.
@@ -75,10 +57,7 @@ def attr_hook(instr: Instruction, key: str, text: str) -> Any:
     try:
         return parse_attr(key, text)
     except (ValueError, IndexError, KeyError, TypeError, *_lark_errors()) as e:
-        from lark.exceptions import VisitError
-
-        cause = e.orig_exc if isinstance(e, VisitError) else e
-        raise _locate_attr(instr, key, cause, "", value=text) from e
+        raise _locate_attr(instr, key, e, "", value=text) from e
 
 
 def decode(data: bytes, path: str) -> str:

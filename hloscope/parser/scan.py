@@ -31,7 +31,7 @@ from hloscope.parser.patterns import (
     PARAM_ITEM,
     literal_ok,
 )
-from hloscope.parser.text import Unbalanced, match_close, split_top, strip_comments, unquote
+from hloscope.parser.text import STRING, Unbalanced, match_close, split_top, strip_comments, unquote
 
 LITERAL_OPCODES = frozenset({"constant", "parameter"})
 # Deeper bracket nesting is refused (a deep-tuple bomb); HLOSCOPE_MAX_NESTING raises it.
@@ -59,10 +59,7 @@ class ScanMiss(Exception):
     """The fast scan cannot handle this text; use the full grammar."""
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
-
-
 
 
 def _top_level_blank(value: str) -> bool:
@@ -70,7 +67,7 @@ def _top_level_blank(value: str) -> bool:
     (`kLoop calls=%f`: a lost comma; the grammar says where)."""
     if " " not in value and "\t" not in value:
         return False
-    v = _STRING.sub('""', value)
+    v = STRING.sub('""', value)
     while True:
         shorter = _INNERMOST.sub("", v)
         if shorter == v:
@@ -235,10 +232,6 @@ class _Lines:
             shape = self.shapes[text] = parse_shape(text)
         return text, shape
 
-    @property
-    def idle_in_computation(self) -> bool:
-        return self.comp is not None and self.pending is None
-
     def feed(self, lines: list[str], first: int) -> None:
         for k, raw in enumerate(lines):
             lineno = first + k
@@ -256,16 +249,26 @@ class _Lines:
         for _, t in params:
             self.shape(t)
         self.shape(result)
+        return self._start(name, is_entry, params, result, lineno)
+
+    def _start(self, name: str, is_entry: bool, params: list[tuple[str, str]],
+               result: str | None, lineno: int) -> Computation:
         self.comp = Computation(name.lstrip("%"), is_entry=is_entry, params=params,
                                 result_shape_text=result, line=lineno)
         self.section = None
         return self.comp
 
-    def close(self) -> None:
-        """End the current computation at a bare `}` line."""
-        self.comp.attrs = {}  # type: ignore[union-attr]
+    def close(self, attrs: dict[str, str] | None = None) -> None:
+        """End the current computation at its `}` line (with the attributes after it)."""
+        self.comp.attrs = attrs or {}  # type: ignore[union-attr]
         self.module.computations.append(self.comp)  # type: ignore[union-attr]
         self.comp = None
+
+    def target(self) -> tuple[Computation | None, Any, str]:
+        """(computation, its instruction list's append, its name) that an instruction
+        line taken by the whole-line pattern joins now, or (None, None, "")."""
+        comp = self.comp if self.pending is None else None
+        return (comp, comp.instructions.append, comp.name) if comp is not None else (None, None, "")
 
     def line(self, s: str, lineno: int) -> None:
         if len(s) > MAX_NESTING and _depth(s) > MAX_NESTING:
@@ -276,9 +279,7 @@ class _Lines:
         if comp is not None:
             stripped = s.strip()
             if stripped.startswith("}"):
-                comp.attrs = _attrs(stripped, 1)
-                self.module.computations.append(comp)  # type: ignore[union-attr]
-                self.comp = None
+                self.close(_attrs(stripped, 1))
                 return
             try:
                 instr = scan_instruction(s, lineno, comp.name)
@@ -323,11 +324,7 @@ class _Lines:
                 params, result = _signature(m.group(3))
             except ValueError as e:
                 raise ScanMiss(str(e)) from None
-            self.comp = Computation(
-                m.group(2).lstrip("%"), is_entry=m.group(1) is not None, params=params,
-                result_shape_text=result, line=lineno,
-            )
-            self.section = None
+            self._start(m.group(2), m.group(1) is not None, params, result, lineno)
             return
         section = self.section
         if section in ("FileNames", "FunctionNames"):
@@ -366,9 +363,7 @@ def scan_text(text: str, path: str) -> list[Module]:
             gap.pop()  # the text before this match's line start
             lines.feed(gap, lineno)
             lineno += len(gap)
-            comp = lines.comp if lines.pending is None else None
-            if comp is not None:
-                append, comp_name = comp.instructions.append, comp.name
+            comp, append, comp_name = lines.target()
         pos = m.end() + 1
         kind = m.lastindex
         if kind is None:  # a blank line
@@ -379,26 +374,20 @@ def scan_text(text: str, path: str) -> list[Module]:
         if kind >= HEAD_GROUP:
             if kind == CLOSE_GROUP and comp is not None:
                 lines.close()
-                comp = None
             elif (kind < CLOSE_GROUP and lines.comp is None and lines.pending is None
                   and lines.module is not None and m.group(HEAD_GROUP + 1) not in _SECTIONS):
-                comp = lines.open(m.group(HEAD_GROUP + 1), m.group(HEAD_GROUP) is not None,
-                                  m.group(HEAD_GROUP + 2), m.group(CLOSE_GROUP - 1), lineno)
-                append, comp_name = comp.instructions.append, comp.name
+                lines.open(m.group(HEAD_GROUP + 1), m.group(HEAD_GROUP) is not None,
+                           m.group(HEAD_GROUP + 2), m.group(CLOSE_GROUP - 1), lineno)
             else:
                 lines.feed([m.group(0)], lineno)  # the line scanner decides
-                comp = lines.comp if lines.pending is None else None
-                if comp is not None:
-                    append, comp_name = comp.instructions.append, comp.name
+            comp, append, comp_name = lines.target()
             lineno += 1
             continue
         indent, root, name, shape_text, opcode, names, lit, attr_text = m.group(1, 2, 3, 4, 5, 6, 7, 8)
         if comp is None or (names is None and opcode not in LITERAL_OPCODES):
             lines.feed([m.group(0)], lineno)  # the line scanner decides
             lineno += 1
-            comp = lines.comp if lines.pending is None else None
-            if comp is not None:
-                append, comp_name = comp.instructions.append, comp.name
+            comp, append, comp_name = lines.target()
             continue
         if opcode in LITERAL_OPCODES:
             literal = (names if names is not None else lit).strip()

@@ -110,11 +110,12 @@ def fast_shape_list(text: str) -> list[Shape] | None:
         pos = m.end()
     if text.endswith(", "):
         return None
-    known: dict[str, Shape | None] = {}
+    known: dict[str, Shape | None] = {}  # (parameter lists repeat a few shapes)
     out = []
     for piece in pieces:
-        shape = known.get(piece) if piece in known else known.setdefault(piece, fast_shape(piece))
-        if shape is None:
+        if piece not in known:
+            known[piece] = fast_shape(piece)
+        if known[piece] is None:
             return None
-        out.append(shape)
+        out.append(known[piece])
     return out

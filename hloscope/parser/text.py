@@ -10,6 +10,7 @@ _COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|(/\*.*?\*/|//[^\n
 # Jump to the next character that matters for nesting, skipping plain text and whole
 # strings in C: group 1 is a bracket, a comma (depth 0 only), or a quote that never closes.
 _STR = r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\''
+STRING = re.compile(_STR)  # a closed double- or single-quoted string
 # (unrolled loops: linear time, no nested quantifiers to backtrack through)
 # (the group is optional: text that ends in a closed string has no next character)
 _NEXT_TOP = re.compile(r'[^(){}\[\],"\']*(?:(?:' + _STR + r')[^(){}\[\],"\']*)*([(){}\[\],"\'])?')

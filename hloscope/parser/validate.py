@@ -9,7 +9,7 @@ from __future__ import annotations
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import CALL_ATTR
 from hloscope.ir.opcodes import BINARY_SAME_SHAPE, OPCODES, UNARY_ELEMENTWISE
-from hloscope.parser.errors import ParseError
+from hloscope.parser.errors import ParseError, attribute_error
 
 
 def _error(msg: str, module: Module, instr: Instruction | None, comp: Computation | None,
@@ -51,8 +51,6 @@ def _header(module: Module, text: str | None) -> None:
         try:
             parse_attr(key, value)
         except Exception as cause:  # noqa: BLE001 - any failure of the value is located
-            from hloscope.parser.load import attribute_error
-
             lines = text.split("\n") if text else []
             src = lines[module.line - 1] if 0 < module.line <= len(lines) else None
             raise attribute_error(key, value, cause, module.path, module.line, 1, src) from None

@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 from hloscope.ir import Shape
+from hloscope.ir.shape import per_shape
 from hloscope.units import human_bytes, human_seconds
 
 
-_KEYS: dict[int, tuple[Shape, tuple]] = {}  # id -> (shape kept alive, key): shapes are shared
-
-
+@per_shape
 def layout_key(shape: Shape) -> tuple:
     """What decides the physical arrangement of an array: order of non-trivial
     dims, tiles, element size (size-1 dims can move freely)."""
-    hit = _KEYS.get(id(shape))
-    if hit is not None and hit[0] is shape:
-        return hit[1]
     layout = shape.layout
     order = physical_dims_order(shape)
-    key = (order, (), 0) if layout is None else (order, layout.tiles, layout.element_size_bits)
-    if len(_KEYS) < 65536:
-        _KEYS[id(shape)] = (shape, key)
-    return key
+    if layout is None:
+        return (order, (), 0)
+    return (order, layout.tiles, layout.element_size_bits)
 
 
 def physical_dims_order(shape: Shape) -> tuple[int, ...]:
