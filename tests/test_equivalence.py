@@ -40,3 +40,48 @@ def test_fast_path_handles_real_output_itself(path):
         scan_text(path.read_text(), str(path))
     except ScanMiss as e:  # pragma: no cover - the failure message is the point
         pytest.fail(f"fast scan fell back on {rel(path)}: {e}")
+
+
+def _token_route(text: str, path: str):
+    """Strict mode's modules built from whole-value tokens, without node positions
+    (raises _NeedPositions where only positions give a part's text)."""
+    from hloscope.parser.grammar import lark_parser
+    from hloscope.parser.strict import _Builder
+
+    tree = lark_parser(positions=False).parse(text, start="hlo_file")
+    return _Builder(text, path, positions=False).modules(tree)
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=rel)
+def test_strict_mode_reads_real_output_as_whole_value_tokens(path):
+    """Real compiler output takes strict mode's fast route (no second parse with node
+    positions), and it builds what the fast path builds."""
+    modules = _token_route(path.read_text(), str(path))
+    assert [dump_module(m) for m in modules] == [dump_module(m) for m in load(path)]
+
+
+# HAND-WRITTEN (labelled): forms no whole-value token takes (a tuple nested three deep,
+# a shaped literal, a buffer shape, a multi-line operand list, a comment in a shape).
+OTHER_FORMS = """HloModule m
+ENTRY e {
+  a = (f32[2], ((s32[], f32[]))) parameter(0)
+  b = f32[2] get-tuple-element(a), index=0
+  c = f32[2] add(b,
+                 b), padding_value=f32[] 0
+  d = f32[2] /* the shape */ negate(c)
+  ROOT e = b(f32[2]) custom-call(d), custom_call_target="x"
+}
+"""
+
+
+def test_other_forms_take_the_rules_with_positions():
+    from hloscope.parser import parse
+    from hloscope.parser.strict import _NeedPositions
+
+    with pytest.raises(_NeedPositions):
+        _token_route(OTHER_FORMS, "m.hlo")
+    strict, fast = parse(OTHER_FORMS, "m.hlo", strict=True), parse(OTHER_FORMS, "m.hlo")
+    assert [dump_module(m) for m in strict] == [dump_module(m) for m in fast]
+    instrs = strict[0].entry.instructions
+    assert instrs[0].shape_text == "(f32[2], ((s32[], f32[])))"
+    assert instrs[2].operands == ("b", "b") and instrs[2].attrs["padding_value"] == "f32[] 0"

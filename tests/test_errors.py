@@ -43,6 +43,13 @@ BROKEN = [
     ("deep-nesting", "HloModule m\nENTRY e {\n  ROOT a = " + "(" * 300 + "f32[]" + ")" * 300 + " parameter(0)\n}\n",
      3, 267, "brackets nested deeper than 256"),
     ("empty-computation", "HloModule m\nENTRY e {\n}\n", 2, 1, "computation e has no instructions"),
+    # inside whole-value tokens (grammar/hlo.lark, any_shape): located in the file
+    ("bracket-kinds", "HloModule m\nENTRY e {\n  ROOT a = f32[2]{0} parameter(0), metadata={op_name=\"x\" y=(1]}\n}\n",
+     3, 62, "unexpected ']'"),
+    ("dim-in-tuple", "HloModule m\nENTRY e {\n  ROOT a = (f32[2]{0}, s32[q]) parameter(0)\n}\n",
+     3, 28, "unexpected name 'q'"),
+    ("number-operand", "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] add(a, /*index=1*/ 1)\n}\n",
+     4, 37, "a literal is not an operand of add"),
     ("huge-dimension", "HloModule m\nENTRY e {\n  ROOT a = f32[99999999999999999999] parameter(0)\n}\n",
      3, 16, "is not a non-negative int64"),
 ]

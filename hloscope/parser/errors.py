@@ -16,6 +16,9 @@ TERMINAL_NAMES = {
     "COMMA": "','", "COLON": "':'", "EQUAL": "'='", "ARROW": "'->'", "LEQ": "'<='",
     "ROOT": "'ROOT'", "ENTRY": "'ENTRY'", "HLOMODULE": "'HloModule'", "$END": "end of input",
     "DIM_LABELS": "dim labels", "DXD": "a size like 3x3", "PAD": "a padding like 0_1x0_1",
+    # whole-value tokens (grammar/hlo.lark, any_shape): named as what they start with
+    "SHAPE_TOKEN": "a shape", "TUPLE_TOKEN": "a shape", "BRACED_TOKEN": "'{'",
+    "IOTA_TOKEN": "'['", "MESH_TOKEN": "a name", "CALL_TOKEN": "a name",
 }
 
 
@@ -106,8 +109,19 @@ def from_lark(err: UnexpectedInput, text: str, path: str, line_offset: int = 0,
     return ParseError(msg, path, line + line_offset, column, src)
 
 
+# A whole-value token (grammar/hlo.lark) is named by the token the rules would see first.
+_FIRST_OF = {"CALL_TOKEN": "(", "MESH_TOKEN": "[", "SHAPE_TOKEN": "[", "TUPLE_TOKEN": "(",
+             "BRACED_TOKEN": "{", "IOTA_TOKEN": "["}
+
+
 def _token(tok) -> str:
     value = str(tok)
+    stop = _FIRST_OF.get(tok.type)
+    if stop is not None:
+        head = value[: value.index(stop)]
+        if tok.type in ("CALL_TOKEN", "MESH_TOKEN"):
+            return f"name '{head}'"
+        return f"'{head + stop}'"
     shown = value if len(value) <= 40 else value[:37] + "..."
     if tok.type == "NAME":
         return f"name '{shown}'"
