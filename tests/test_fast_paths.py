@@ -268,3 +268,26 @@ def test_strict_mode_parses_a_large_module_in_two_halves_with_the_same_result(mo
     broken = text[:split] + text[split:].replace(" = ", " == ", 1)
     assert parallel.parse_halves(broken, "m.hlo") is None
     assert parallel.split_point(text + "\nHloModule second\n") is None  # two modules: whole
+
+
+def test_patterns_kept_on_disk_are_the_patterns(tmp_path, monkeypatch):
+    """hloscope.parser.recompile: a program read back from the cache directory matches
+    exactly as re.compile's does; a damaged or foreign file is compiled afresh."""
+    from hloscope.parser import recompile
+
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path))
+    text = (ROOT / "fixtures/tpu/transformer_v5p.hlo.txt").read_text()
+    fresh = re.compile(_LINE.pattern, _LINE.flags)
+    written = recompile.compile(_LINE.pattern, _LINE.flags)
+    kept = list((tmp_path / "compiled").iterdir())
+    assert len(kept) == 1
+    read_back = recompile.compile(_LINE.pattern, _LINE.flags)
+    for p in (written, read_back):
+        assert (p.pattern, p.flags, p.groups, p.groupindex) == \
+            (fresh.pattern, fresh.flags, fresh.groups, fresh.groupindex)
+        assert [m.group(0, *range(1, p.groups + 1)) for m in p.finditer(text)] == \
+            [m.group(0, *range(1, fresh.groups + 1)) for m in fresh.finditer(text)]
+    kept[0].write_bytes(b"\x00not marshal")
+    assert recompile.compile(_LINE.pattern, _LINE.flags).pattern == fresh.pattern
+    assert (tmp_path / "compiled").stat()  # rewritten, readable again
+    assert recompile.compile("a(b)c").match("abc").group(1) == "b"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,9 +14,9 @@ from hloscope.ir.shape import Shape
 shape_parser: Callable[[str], Shape] | None = None
 attr_parser: Callable[[Instruction, str, str], Any] | None = None
 # Splits an `attr_text` the fast scanner has already checked into {key: value text};
-# the seeker finds one key's value in it without splitting the rest.
+# the seeker reads the values of some keys, up to the n-th found, without the rest.
 attr_splitter: Callable[[str], dict[str, str]] | None = None
-attr_seeker: Callable[[str, str], str | None] | None = None
+attr_seeker: Callable[[str, Collection[str], int], dict[str, str]] | None = None
 
 # Attribute keys whose values name computations this instruction calls.
 CALL_KEYS = (
@@ -24,6 +24,7 @@ CALL_KEYS = (
     "called_computations", "true_computation", "false_computation", "select", "scatter",
 )
 
+_CALL_KEY_SET = frozenset(CALL_KEYS)
 _NAME = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)")  # the grammar's NAME, without its `%`
 # An attribute list as the fast scanner keeps it: `, key=value, ...` (comma first).
 CALL_ATTR = re.compile(",[ \t]*(" + "|".join(CALL_KEYS) + ")=")
@@ -80,7 +81,7 @@ class Instruction:
         if text.find(f"{key}=", at + 1) >= 0:  # twice (or inside a string): split it all
             return self.attrs.get(key)
         assert attr_seeker is not None, "import hloscope.parser first"
-        return attr_seeker(text, key)
+        return attr_seeker(text, (key,), 1).get(key)
 
     @property
     def shape(self) -> Shape:
@@ -112,23 +113,24 @@ class Instruction:
         return list(self._calls)
 
     def _find_calls(self) -> list[str]:
-        if self._attrs is None:
-            if CALL_ATTR.search(self.attr_text) is None:
+        values = self._attrs
+        if values is None:
+            found = CALL_ATTR.findall(self.attr_text)  # (some may lie inside strings)
+            if not found:
                 return []
-            present = {m.group(1) for m in CALL_ATTR.finditer(self.attr_text)}
-            keys = [k for k in CALL_KEYS if k in present]
-        else:
-            keys = [k for k in CALL_KEYS if k in self._attrs]
+            assert attr_seeker is not None, "import hloscope.parser first"
+            values = attr_seeker(self.attr_text, _CALL_KEY_SET, len(found))
         out: list[str] = []
-        for key in keys:
-            text = self.raw_attr(key)
+        for key in CALL_KEYS:
+            text = values.get(key)
             if text is None:
                 continue
             plain = _NAME.fullmatch(text)  # the usual `calls=%name`: no typed parse needed
             if plain is not None:
                 out.append(plain.group(1))
                 continue
-            value = self.attr(key)
+            assert attr_parser is not None, "import hloscope.parser first"
+            value = attr_parser(self, key, text)
             out.extend(value if isinstance(value, (list, tuple)) else [value])
         return out
 

@@ -6,11 +6,11 @@ from hloscope.ir import instruction as _instruction
 from hloscope.parser.attrs import parse_attr, parse_shape
 from hloscope.parser.errors import ParseError
 from hloscope.parser.load import attr_hook, load, parse
-from hloscope.parser.patterns import seek_attr, split_attr_text
+from hloscope.parser.patterns import seek_attrs, split_attr_text
 
 _instruction.shape_parser = parse_shape
 _instruction.attr_parser = attr_hook
 _instruction.attr_splitter = split_attr_text
-_instruction.attr_seeker = seek_attr
+_instruction.attr_seeker = seek_attrs
 
 __all__ = ["ParseError", "load", "parse", "parse_attr", "parse_shape"]

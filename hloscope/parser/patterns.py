@@ -9,7 +9,10 @@ has already accepted.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from functools import cache
+
+from hloscope.parser import recompile
 
 # The whole-line pattern of the fast path. Strings may not span lines; a `/` or `'`
 # outside strings (comments, odd quoting) leaves the line to the line scanner, which
@@ -47,7 +50,7 @@ _SHAPE = (r"[a-z][a-z0-9]*\[[^\]/\n]*\](?:\{[^{}/\n]*\})?"
 _PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
 _HEADER_BODY = (rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
                 rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*")
-HEADER = re.compile(_HEADER_BODY + "$")
+HEADER = recompile.compile(_HEADER_BODY + "$")
 _INSTRUCTION = (
     rf"([ \t]*)(ROOT[ \t]+)?%?({_BARE})[ \t]*=[ \t]*({_SHAPE})[ \t]+({_BARE})"
     rf"\((?:((?:%?{_BARE}(?:,[ \t]*%?{_BARE})*)?)|([^()/\n]*))\)"
@@ -55,7 +58,7 @@ _INSTRUCTION = (
 )
 # One line of the fast path: an instruction (groups 1-8), a computation header (9-16),
 # a bare closing brace (17) or a blank line (no group).
-LINE = re.compile(rf"^(?:{_INSTRUCTION}|{_HEADER_BODY}|(\}})[ \t]*|[ \t]*)$", re.M)
+LINE = recompile.compile(rf"^(?:{_INSTRUCTION}|{_HEADER_BODY}|(\}})[ \t]*|[ \t]*)$", re.M)
 HEAD_GROUP, CLOSE_GROUP = 9, LINE.groups
 # Splitting an attribute list `LINE` has accepted: its brackets are known to pair up,
 # so one bracket class per level finds the same value ends (and the pattern stays small).
@@ -63,8 +66,8 @@ _ANY_PAIR = _PLAIN + "++"
 for _ in range(8):
     _ANY_PAIR = rf"(?:{_PLAIN}++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])"
 _SPLIT_VALUE = rf"(?:[^,()\[\]{{}}\"'/\n]++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])++"
-ATTR_ITEM = re.compile(rf",[ \t]*({_BARE})=({_SPLIT_VALUE})")
-PARAM_ITEM = re.compile(_PARAM)
+ATTR_ITEM = recompile.compile(rf",[ \t]*({_BARE})=({_SPLIT_VALUE})")
+PARAM_ITEM = recompile.compile(_PARAM)
 OPERAND_SEP = re.compile(r",[ \t]*")
 CONTROL = re.compile(f"[{_CTRL}]")
 BLANK_KEY = re.compile(r"[ \t]" + _KEY_AHEAD)
@@ -92,13 +95,18 @@ def literal_ok(text: str) -> bool:
     return text.isdigit() or _literal().fullmatch(text) is not None
 
 
-def seek_attr(attr_text: str, key: str) -> str | None:
-    """The value of `key` in an attribute list `LINE` has accepted, reading the
-    attributes up to it and no further (None when absent)."""
+def seek_attrs(attr_text: str, keys: Collection[str], most: int) -> dict[str, str]:
+    """{key: value} of `keys` in an attribute list `LINE` has accepted, reading the
+    attributes only up to the `most`-th of them (a key given twice: the last)."""
+    out: dict[str, str] = {}
     for m in ATTR_ITEM.finditer(attr_text):
-        if m.group(1) == key:
-            return m.group(2).rstrip()
-    return None
+        key = m.group(1)
+        if key in keys:
+            out[key] = m.group(2).rstrip()
+            most -= 1
+            if most <= 0:
+                break
+    return out
 
 
 def split_attr_text(attr_text: str) -> dict[str, str]:

@@ -31,9 +31,10 @@ def validate(modules: list[Module], text: str | None = None) -> None:
             if comp.name in names:
                 raise _error(f"computation {comp.name} is defined twice", module, None, comp, text)
             names.add(comp.name)
+        consistent: set[tuple] = set()  # shape checks passed, by their texts
         for comp in module.computations:
             try:
-                _computation(module, comp, names, text)
+                _computation(module, comp, names, text, consistent)
             except ParseError as e:  # attribute errors are raised without the file's name
                 if not e.path or e.path == "<string>":
                     e.path = module.path
@@ -56,7 +57,8 @@ def _header(module: Module, text: str | None) -> None:
             raise attribute_error(key, value, cause, module.path, module.line, 1, src) from None
 
 
-def _computation(module: Module, comp: Computation, computations: set[str], text) -> None:
+def _computation(module: Module, comp: Computation, computations: set[str], text,
+                 consistent: set[tuple]) -> None:
     if not comp.instructions:
         raise _error(f"computation {comp.name} has no instructions", module, None, comp, text)
     seen: dict[str, Instruction] = {}
@@ -101,9 +103,16 @@ def _computation(module: Module, comp: Computation, computations: set[str], text
                 raise _Raiser(module, instr, comp, text)(
                     f"{op} takes 1 operand, %{name} has {len(instr.operands)}")
         elif op in _SHAPE_CHECKED:
-            problem = _shapes(instr, seen)
-            if problem is not None:
-                raise _Raiser(module, instr, comp, text)(problem)
+            # the verdict rests on texts only, and dumps repeat them layer after layer
+            # (attributes the line scanner split have no attr_text: no key)
+            key = (op, instr.shape_text, instr.attr_text, *[seen[o].shape_text for o in instr.operands]
+                   ) if instr._attrs is None else None
+            if key is None or key not in consistent:
+                problem = _shapes(instr, seen)
+                if problem is not None:
+                    raise _Raiser(module, instr, comp, text)(problem)
+                if key is not None:
+                    consistent.add(key)
         seen[name] = instr
     if params and sorted(params) != list(range(len(params))):
         missing = next(i for i, n in enumerate(sorted(params)) if i != n)
