@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -37,10 +38,18 @@ def module_json(module: Module) -> dict[str, Any]:
     }
 
 
+# XLA prints a fusion's kind first: read there, the key cannot be inside another value.
+_KIND_FIRST = re.compile(r",[ \t]*kind=([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:,|$)")
+
+
 def _kind(instr: Instruction) -> str | None:
-    if instr.opcode == "fusion":
-        return instr.raw_attr("kind") or "kLoop"
-    return None
+    if instr.opcode != "fusion":
+        return None
+    if instr._attrs is None and instr.attr_text.count("kind=") == 1:
+        m = _KIND_FIRST.match(instr.attr_text)
+        if m is not None:
+            return m.group(1)
+    return instr.raw_attr("kind") or "kLoop"
 
 
 def _counters(instrs: list[Instruction]) -> tuple[Counter, Counter, Counter]:

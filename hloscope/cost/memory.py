@@ -19,25 +19,29 @@ def memory_facts(module: Module, top: int = 5) -> dict:
     waste = 0
     logical = 0
     buffers = []
-    by_text: dict[str, list[tuple]] = {}  # shape text -> its leaves' facts (dumps repeat shapes)
+    # shape text (and, for async starts, the operands' shape texts) -> its leaves' facts:
+    # dumps repeat a few shapes thousands of times
+    by_text: dict[str | tuple[str, ...], list[tuple]] = {}
     for comp in module.computations:
         if comp.name in fused:
             continue
         for instr in comp.instructions:
             if instr.opcode in _ALIASES or not instr.shape_text:
                 continue
-            facts = by_text.get(instr.shape_text)
-            if facts is None or instr.opcode.endswith("-start"):
+            start = instr.opcode.endswith("-start")
+            key = (instr.shape_text, *[comp[o].shape_text for o in instr.operands if o in comp]
+                   ) if start else instr.shape_text
+            facts = by_text.get(key)
+            if facts is None:
                 shape = instr.shape
-                if instr.opcode.endswith("-start") and shape.is_tuple:
+                if start and shape.is_tuple:
                     # the result tuple carries the operands back: only new buffers count
                     inputs = {comp[o].shape for o in instr.operands if o in comp}
                     shape = type(shape)("tuple", elements=tuple(e for e in shape.elements
                                                               if e not in inputs))
-                facts = [(memory_space_name(leaf.memory_space), leaf.padded_bytes, leaf.waste_bytes,
-                          leaf.logical_bytes, leaf.shape, leaf.ratio) for leaf in memory_leaves(shape)]
-                if not instr.opcode.endswith("-start"):
-                    by_text[instr.shape_text] = facts
+                facts = by_text[key] = [
+                    (memory_space_name(leaf.memory_space), leaf.padded_bytes, leaf.waste_bytes,
+                     leaf.logical_bytes, leaf.shape, leaf.ratio) for leaf in memory_leaves(shape)]
             for space, padded, wasted, logical_bytes, text, ratio in facts:
                 per_space[space] += padded
                 waste += wasted
