@@ -291,3 +291,56 @@ def test_patterns_kept_on_disk_are_the_patterns(tmp_path, monkeypatch):
     assert recompile.compile(_LINE.pattern, _LINE.flags).pattern == fresh.pattern
     assert (tmp_path / "compiled").stat()  # rewritten, readable again
     assert recompile.compile("a(b)c").match("abc").group(1) == "b"
+
+
+def _whole_line_check():
+    """LINE as it would be with backend_config checked inline, like every attribute."""
+    from hloscope.parser import patterns as p
+
+    attrs = rf"((?:,[ \t]*{p._BARE}={p._VALUE})*)[ \t]*"
+    head = p._INSTRUCTION[: p._INSTRUCTION.index("((?:,[ \\t]*(?!backend_config=)")]
+    return re.compile(rf"(?:{head}{attrs}|{p._HEADER_BODY}|(\}})[ \t]*|[ \t]*)")
+
+
+def test_backend_config_tail_checked_once_is_the_whole_line_check():
+    """LINE takes backend_config and what follows it as one text (group 9), checked by
+    TAIL once per distinct text: the lines taken, and their groups, are those of the
+    check done inline, on every real line and on 30,000 mutants of attribute lines."""
+    import random
+
+    from hloscope.parser.patterns import HEAD_GROUP, TAIL
+
+    inline = _whole_line_check()
+
+    def verdicts(line):
+        a, b = inline.fullmatch(line), _LINE.fullmatch(line)
+        if b is not None and b.lastindex is not None and b.lastindex < HEAD_GROUP \
+                and b.group(9) is not None and TAIL.fullmatch(b.group(9)) is None:
+            b = None
+        if a is None or b is None:
+            return a is None, b is None
+        if a.lastindex is None or b.lastindex is None:
+            return a.lastindex, b.lastindex
+        if b.lastindex < HEAD_GROUP:
+            return a.groups()[:8], b.groups()[:8]
+        return a.groups()[8:], b.groups()[9:]
+
+    attr_lines = []
+    for path in fixture_files() + corpus_files()[:40]:
+        for line in path.read_text().split("\n"):
+            fast, full = verdicts(line)
+            assert fast == full, line
+            if "backend_config=" in line or "metadata=" in line:
+                attr_lines.append(line)
+    rng = random.Random(20261122)
+    for k in range(30000):
+        chars = list(attr_lines[k % len(attr_lines)])
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(chars) + 1)
+            if rng.random() < 0.4 and chars:
+                del chars[min(i, len(chars) - 1)]
+            else:
+                chars.insert(i, rng.choice(",{}[]()\"= \t/'\\xk%"))
+        line = "".join(chars)
+        fast, full = verdicts(line)
+        assert fast == full, line

@@ -51,15 +51,21 @@ _PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
 _HEADER_BODY = (rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
                 rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*")
 HEADER = recompile.compile(_HEADER_BODY + "$")
+# The attribute list (group 8). XLA prints backend_config last, and a dump repeats a few
+# hundred of them thousands of times (a third of a TPU dump's text): from it on, the rest
+# of the line is taken as group 9 here, and checked by `TAIL` once per distinct text.
 _INSTRUCTION = (
     rf"([ \t]*)(ROOT[ \t]+)?%?({_BARE})[ \t]*=[ \t]*({_SHAPE})[ \t]+({_BARE})"
     rf"\((?:((?:%?{_BARE}(?:,[ \t]*%?{_BARE})*)?)|([^()/\n]*))\)"
-    rf"((?:,[ \t]*{_BARE}={_VALUE})*)[ \t]*"
+    rf"((?:,[ \t]*(?!backend_config=){_BARE}={_VALUE})*(?:,[ \t]*backend_config=([^\n]*))?)[ \t]*"
 )
-# One line of the fast path: an instruction (groups 1-8), a computation header (9-16),
-# a bare closing brace (17) or a blank line (no group).
+# One line of the fast path: an instruction (groups 1-9), a computation header (10-17),
+# a bare closing brace (18) or a blank line (no group).
 LINE = recompile.compile(rf"^(?:{_INSTRUCTION}|{_HEADER_BODY}|(\}})[ \t]*|[ \t]*)$", re.M)
-HEAD_GROUP, CLOSE_GROUP = 9, LINE.groups
+HEAD_GROUP, CLOSE_GROUP = 10, LINE.groups
+# An instruction line LINE takes is one the whole-line check takes when its group 9
+# (if any) is a value and the attributes after it.
+TAIL = recompile.compile(rf"{_VALUE}(?:,[ \t]*{_BARE}={_VALUE})*[ \t]*")
 # Splitting an attribute list `LINE` has accepted: its brackets are known to pair up,
 # so one bracket class per level finds the same value ends (and the pattern stays small).
 _ANY_PAIR = _PLAIN + "++"

@@ -29,6 +29,7 @@ from hloscope.parser.patterns import (
     LINE,
     OPERAND_SEP,
     PARAM_ITEM,
+    TAIL,
     literal_ok,
 )
 from hloscope.parser.text import STRING, Unbalanced, match_close, split_top, strip_comments, unquote
@@ -356,6 +357,7 @@ def scan_text(text: str, path: str) -> list[Module]:
     pos = 0
     lineno = 1
     comp: Computation | None = None  # the computation the next match belongs to, if any
+    tails: dict[str, bool] = {}  # LINE's group 9 -> whether TAIL takes it
     for m in LINE.finditer(text):
         start = m.start()
         if start != pos:
@@ -383,7 +385,13 @@ def scan_text(text: str, path: str) -> list[Module]:
             comp, append, comp_name = lines.target()
             lineno += 1
             continue
-        indent, root, name, shape_text, opcode, names, lit, attr_text = m.group(1, 2, 3, 4, 5, 6, 7, 8)
+        indent, root, name, shape_text, opcode, names, lit, attr_text, tail = m.group(1, 2, 3, 4, 5, 6, 7, 8, 9)
+        if tail is not None:  # backend_config on: checked once per distinct text
+            ok = tails.get(tail)
+            if ok is None:
+                ok = tails[tail] = TAIL.fullmatch(tail) is not None
+            if not ok:
+                comp = None  # not a line the whole-line pattern takes: the line scanner's
         if comp is None or (names is None and opcode not in LITERAL_OPCODES):
             lines.feed([m.group(0)], lineno)  # the line scanner decides
             lineno += 1
