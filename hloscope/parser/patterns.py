@@ -44,7 +44,7 @@ _KEY_AHEAD = r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*="
 _VALUE = ("(?:" + "|".join([rf"[^,()\[\]{{}}\"'/\n \t{_CTRL}]++", rf"[ \t]++(?!{_KEY_AHEAD})", _STR,
                             *(_PAIRS[k].format(_nested(["([{"] * 2)) for k in "([{"),
                             _PAIRS["{"].format(_nested(_JSON_LEVELS))]) + ")++")
-_BARE = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+_BARE = r"[A-Za-z_][A-Za-z0-9_.\-]*+"  # possessive: no name is followed by a name character
 _SHAPE = (r"[a-z][a-z0-9]*\[[^\]/\n]*\](?:\{[^{}/\n]*\})?"
           r"|\((?:[^()/\n]|\((?:[^()/\n]|\([^()/\n]*\))*\))*\)")
 _PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"

@@ -225,13 +225,14 @@ class _Lines:
         self.comp: Computation | None = None
         self.section: str | None = None
         self.pending: tuple[str, int] | None = None  # an instruction continued below
-        self.shapes: dict[str, Any] = {}  # shape text -> parsed Shape
+        # shape text -> (that text, its Shape): one string and Shape per distinct text
+        self.shapes: dict[str, tuple[str, Any]] = {}
 
     def shape(self, text: str) -> tuple[str, Any]:
-        shape = self.shapes.get(text)
-        if shape is None:
-            shape = self.shapes[text] = parse_shape(text)
-        return text, shape
+        known = self.shapes.get(text)
+        if known is None:
+            known = self.shapes[text] = (text, parse_shape(text))
+        return known
 
     def feed(self, lines: list[str], first: int) -> None:
         for k, raw in enumerate(lines):
@@ -358,6 +359,7 @@ def scan_text(text: str, path: str) -> list[Module]:
     lineno = 1
     comp: Computation | None = None  # the computation the next match belongs to, if any
     tails: dict[str, bool] = {}  # LINE's group 9 -> whether TAIL takes it
+    opcodes: dict[str, str] = {}
     for m in LINE.finditer(text):
         start = m.start()
         if start != pos:
@@ -405,9 +407,9 @@ def scan_text(text: str, path: str) -> list[Module]:
         else:
             literal = None
             operands = tuple(OPERAND_SEP.split(names.replace("%", ""))) if names else ()
-        shape = shapes.get(shape_text)
-        if shape is None:
-            shape = shapes[shape_text] = parse_shape(shape_text)
+        # one string per distinct shape text and opcode: a dump repeats a few dozen of each
+        shape_text, shape = shapes.get(shape_text) or lines.shape(shape_text)
+        opcode = opcodes.setdefault(opcode, opcode)
         # positional: name, opcode, shape_text, operands, operand_shapes, _attrs, literal,
         # is_root, line, column, computation, _shape, attr_text
         append(Instruction(name, opcode, shape_text, operands, _NONES[len(operands)] if len(operands) < 64
