@@ -28,6 +28,10 @@ _CALL_KEY_SET = frozenset(CALL_KEYS)
 _NAME = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)")  # the grammar's NAME, without its `%`
 # An attribute list as the fast scanner keeps it: `, key=value, ...` (comma first).
 CALL_ATTR = re.compile(",[ \t]*(" + "|".join(CALL_KEYS) + ")=")
+# The usual case, read without walking the list: one call key, with no string or bracket
+# before it (so it is an attribute, not text inside a value), naming one computation.
+_PLAIN_HEAD = re.compile(r"[^\"'{}\[\]()]*")
+_PLAIN_CALL = re.compile(CALL_ATTR.pattern + r"%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*(?:,|$)")
 
 
 @dataclass(eq=False, slots=True)
@@ -115,9 +119,16 @@ class Instruction:
     def _find_calls(self) -> list[str]:
         values = self._attrs
         if values is None:
-            found = CALL_ATTR.findall(self.attr_text)  # (some may lie inside strings)
-            if not found:
+            text = self.attr_text
+            first = CALL_ATTR.search(text)
+            if first is None:
                 return []
+            if CALL_ATTR.search(text, first.end()) is None and \
+                    _PLAIN_HEAD.match(text).end() >= first.start():
+                plain = _PLAIN_CALL.match(text, first.start())
+                if plain is not None:
+                    return [plain.group(2)]
+            found = CALL_ATTR.findall(text)  # (some may lie inside strings)
             assert attr_seeker is not None, "import hloscope.parser first"
             values = attr_seeker(self.attr_text, _CALL_KEY_SET, len(found))
         out: list[str] = []
