@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hloscope.ir.values import ReplicaGroups, Sharding, Window, iota_devices, iota_groups
 from hloscope.parser.grammar import terminal_regex
 from hloscope.parser.shapes import fast_shape, fast_shape_list
 from hloscope.parser.text import scalar_text
+
+if TYPE_CHECKING:  # (the value classes load on first use: a stats run needs none)
+    from hloscope.ir.values import ReplicaGroups, Sharding, Window
 
 MISSING = object()
 
@@ -72,10 +74,14 @@ def build_sharding(items: list[tuple], words: Callable[[Any], list[str]] = lambd
         src = tile[2]
         if src and src[0] == "iota":
             dims, perm = src[1], src[2]
+            from hloscope.ir.values import iota_devices
+
             devices = tuple(iota_devices(dims, perm))
         elif src:
             devices = tuple(src[1]) + tuple(extra_devices)
     last_dims = fields.pop("last_tile_dims", None)
+    from hloscope.ir.values import Sharding
+
     return Sharding(
         kind,
         tile_shape=tile_shape,
@@ -117,6 +123,8 @@ def _window(text: str) -> Window | Any:
             fields["pad"] = tuple(tuple(int(x) for x in part.split("_")[:2]) for part in value.split("x"))
         else:
             fields[key] = tuple(int(x) for x in value.split("x"))
+    from hloscope.ir.values import Window
+
     return Window(**fields)
 
 
@@ -156,6 +164,8 @@ def fast_value(rule: str, text: str) -> Any:
             if all(terminal_regex("NAME").fullmatch(n) for n in names):
                 return tuple(n.lstrip("%") for n in names)
     elif rule == "replica_groups":
+        from hloscope.ir.values import ReplicaGroups, iota_groups
+
         m = _IOTA.fullmatch(text)
         if m is not None:
             shape, dims, perm = _ints(m.group(1)), _ints(m.group(2)), _ints(m.group(3) or "")
