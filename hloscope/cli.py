@@ -44,7 +44,9 @@ StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Parse everything through the full grammar now.")
 ]
 NoCacheOpt = Annotated[
-    bool, typer.Option("--no-cache", help="Do not read or write the on-disk cache.")
+    bool, typer.Option("--no-cache", help=(
+        "Do not read or write cached results (parsed modules, lint findings); compiled "
+        "patterns and grammar tables are kept, like .pyc files."))
 ]
 
 
@@ -77,16 +79,37 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def _load(path: Path, strict: bool = False):
+def _load(path: Path, strict: bool = False, read: tuple[bytes, str] | None = None):
+    """The file's modules, or exit 2 with the located error; `read`: (bytes, text) of
+    the file when the caller has read it."""
     from hloscope.parser import ParseError, load
 
     _state["file"] = str(path)
     try:
+        if read is not None:
+            return load(path, strict=strict, data=read[0], text=read[1])
         return load(path, strict=strict)
     except ParseError as e:
         if _state["debug"]:
             raise
         fail(e.render())
+
+
+def _counted_in_halves(path: Path, every: bool) -> tuple[list[dict] | None, tuple[bytes, str] | None]:
+    """(stats counted on two cores or None, the file's bytes and text for _load)."""
+    from hloscope.halves import stats_in_halves
+    from hloscope.parser import ParseError
+    from hloscope.parser.load import decode, read
+
+    _state["file"] = str(path)
+    try:
+        data = read(path)
+        text = decode(data, str(path))
+    except ParseError as e:
+        if _state["debug"]:
+            raise
+        fail(e.render())
+    return stats_in_halves(text, str(path), every), (data, text)
 
 
 def _guard(fn, *args):
@@ -163,21 +186,27 @@ def parse(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
 def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = False,
           per_computation: Annotated[bool, typer.Option(
               "--per-computation", help="Also list every computation's counts (text format).")] = False,
-          
-    no_cache: NoCacheOpt = False) -> None:
+          no_cache: NoCacheOpt = False,
+          jobs: Annotated[int, typer.Option("--jobs", "-j", help=(
+              "Processes. 0: with --no-cache, a module of 2 MB or more is counted in two halves "
+              "on two cores (same result); 1: one process."))] = 0) -> None:
     """Count opcodes, fusion kinds and custom-call targets per module and computation.
 
     Example: hloscope stats fixtures/tpu/transformer_v5p.hlo.txt
     """
     _cache(no_cache)
-    modules = _load(file, strict)
+    every = per_computation or format == Format.json  # JSON always carries the list
+    # without the cache, a large module is counted on two cores (hloscope.halves); with
+    # it, the parsed module is kept for the next run instead
+    halves = no_cache and not strict and jobs != 1
+    counted, loaded = _counted_in_halves(file, every) if halves else (None, None)
+    modules = _load(file, strict, loaded) if counted is None else []
 
     def run() -> None:
         from hloscope.cost.memory import memory_facts
         from hloscope.summary import module_stats
 
-        every = per_computation or format == Format.json  # JSON always carries the list
-        result = [{**module_stats(m, every), "memory": memory_facts(m)} for m in modules]
+        result = counted or [{**module_stats(m, every), "memory": memory_facts(m)} for m in modules]
         if format == Format.json:
             _emit_json({"version": 1, "modules": result})
             return

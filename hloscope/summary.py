@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from hloscope.ir import Instruction, Module
+from hloscope.ir import Computation, Instruction, Module
 
 
 def instruction_json(instr: Instruction) -> dict[str, Any]:
@@ -73,18 +73,39 @@ def _as_json(n: int, opcodes: Counter, kinds: Counter, targets: Counter) -> dict
 def module_stats(module: Module, per_computation: bool = True) -> dict[str, Any]:
     """Counts for the module; `per_computation=False` leaves that list empty."""
     fused = module.fusion_computations()
-    per_comp = []
     entry = module.entry
-    for comp in module.computations if per_computation else ():
-        per_comp.append({"name": comp.name, "is_entry": comp is entry,
+    part = stats_part(module.computations, fused, entry.name if entry else None, per_computation)
+    return stats_total(module.name, module.path, fused, [part])
+
+
+def stats_part(comps: list[Computation], fused: frozenset[str], entry: str | None,
+               per_computation: bool) -> dict[str, Any]:
+    """The counts of some of a module's computations (plain data: it may come from another
+    process), for stats_total; `fused` and `entry` are the whole module's."""
+    per_comp = []
+    for comp in comps if per_computation else ():
+        per_comp.append({"name": comp.name, "is_entry": comp.name == entry,
                          "is_fusion": comp.name in fused,
                          **_as_json(len(comp.instructions), *_counters(comp.instructions))})
-    total = _counters(module.instructions())
+    opcodes, kinds, targets = _counters([i for c in comps for i in c.instructions])
+    return {"computations": len(comps), "instructions": sum(len(c.instructions) for c in comps),
+            "opcodes": dict(opcodes), "kinds": dict(kinds), "targets": dict(targets),
+            "per_computation": per_comp}
+
+
+def stats_total(name: str, path: str, fused: frozenset[str], parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """module_stats from the parts of its computations, in order (counts that tie keep
+    the order they were first seen in, as over the whole module)."""
+    opcodes, kinds, targets = Counter(), Counter(), Counter()
+    for part in parts:
+        opcodes.update(part["opcodes"])
+        kinds.update(part["kinds"])
+        targets.update(part["targets"])
     return {
-        "name": module.name,
-        "path": module.path,
-        "computations": len(module.computations),
+        "name": name,
+        "path": path,
+        "computations": sum(p["computations"] for p in parts),
         "fusion_computations": len(fused),
-        **_as_json(sum(len(c.instructions) for c in module.computations), *total),
-        "per_computation": per_comp,
+        **_as_json(sum(p["instructions"] for p in parts), opcodes, kinds, targets),
+        "per_computation": [c for p in parts for c in p["per_computation"]],
     }

@@ -103,3 +103,91 @@ def test_auto_jobs_uses_processes_only_when_the_input_repays_them(monkeypatch):
     assert lint.auto_jobs([FIXTURES / "tpu" / "llm_v5p_big.hlo.txt"]) == 1  # one file
     monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 1 << 20)
     assert lint.auto_jobs([FIXTURES]) == min(os.cpu_count() or 1, len(lint.expand([FIXTURES])))
+
+
+# stats on two cores (hloscope.halves): run in a fresh process, which has one thread (the
+# test process may hold JAX's), with two cores assumed (the result must not depend on it)
+_HALVES = """
+import json, os, sys
+os.cpu_count = lambda: 2
+from hloscope.halves import stats_in_halves
+from hloscope.parser import ParseError, parse
+from hloscope.summary import module_stats
+from hloscope.cost.memory import memory_facts
+text = open(sys.argv[1]).read()
+if len(sys.argv) > 2:  # a line replaced: (line number, new text)
+    lines = text.split("\\n")
+    lines[int(sys.argv[2]) - 1] = sys.argv[3]
+    text = "\\n".join(lines)
+out = {}
+for every in (False, True):
+    halves = stats_in_halves(text, sys.argv[1], every)
+    try:
+        serial = [{**module_stats(m, every), "memory": memory_facts(m)} for m in parse(text, sys.argv[1])]
+    except ParseError as e:
+        serial = str(e)
+    out[str(every)] = [halves, serial]
+print(json.dumps(out))
+"""
+
+
+def _halves(*args):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _HALVES, *map(str, args)], capture_output=True,
+                          text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_stats_in_halves_equal_serial_stats():
+    big = FIXTURES / "tpu" / "llm_v5p_big.hlo.txt"
+    for every, (halves, serial) in _halves(big).items():
+        assert halves is not None, every
+        assert halves == serial, every
+        assert serial[0]["per_computation"] or every == "False"
+
+
+def test_stats_in_halves_leave_errors_to_the_serial_path():
+    """A broken line in either half, or a call across the halves to a computation no half
+    has: no halves result, and the serial path reports the error."""
+    big = FIXTURES / "tpu" / "llm_v5p_big.hlo.txt"
+    lines = big.read_text().split("\n")
+    early = next(k for k, s in enumerate(lines) if " multiply(" in s) + 1
+    late = max(k for k, s in enumerate(lines) if " multiply(" in s) + 1
+    call = max(k for k, s in enumerate(lines) if "calls=%" in s) + 1
+    for number, new in ((early, lines[early - 1].replace(" multiply(", " multiply(%nope, ")),
+                        (late, lines[late - 1].replace(" multiply(", " multiply(%nope, ")),
+                        (call, lines[call - 1].replace("calls=%", "calls=%nope"))):
+        for every, (halves, serial) in _halves(big, number, new).items():
+            assert halves is None, (number, every)
+            assert isinstance(serial, str) and f":{number}:" in serial, serial
+
+
+def test_stats_command_counts_large_modules_in_halves_only_without_cache(tmp_path):
+    import subprocess
+    import sys
+
+    big = str(FIXTURES / "tpu" / "llm_v5p_big.hlo.txt")
+    env = {**__import__("os").environ, "HLOSCOPE_CACHE_DIR": str(tmp_path)}
+
+    def stats(*flags):
+        return subprocess.run([sys.executable, "-m", "hloscope.cli", "stats", "--format", "json",
+                               *flags, big], capture_output=True, text=True, env=env, check=True).stdout
+
+    assert stats("--no-cache") == stats("--no-cache", "-j", "1") == stats()
+    assert list((tmp_path / "modules").glob("*.pickle"))  # the cached run kept the module
+
+
+def test_stats_in_halves_never_fork_a_threaded_process():
+    import subprocess
+    import sys
+
+    code = ("import os, sys, threading, time\nos.cpu_count = lambda: 2\n"
+            "from hloscope.halves import stats_in_halves\ntext = open(sys.argv[1]).read()\n"
+            "alone = stats_in_halves(text, 'm', False) is not None\n"
+            "threading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n"
+            "print(alone, stats_in_halves(text, 'm', False) is None)")
+    done = subprocess.run([sys.executable, "-c", code, str(FIXTURES / "tpu" / "llm_v5p_big.hlo.txt")],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "True"]

@@ -6,7 +6,7 @@ import heapq
 from collections import defaultdict
 
 from hloscope.cost.layout import memory_leaves, memory_space_name
-from hloscope.ir import Module
+from hloscope.ir import Computation, Module
 
 # Results that alias another buffer rather than allocate one.
 _ALIASES = frozenset({"bitcast", "get-tuple-element", "tuple", "parameter", "opt-barrier",
@@ -14,7 +14,12 @@ _ALIASES = frozenset({"bitcast", "get-tuple-element", "tuple", "parameter", "opt
 
 
 def memory_facts(module: Module, top: int = 5) -> dict:
-    fused = module.fusion_computations()
+    return memory_total([memory_part(module.computations, module.fusion_computations(), top)], top)
+
+
+def memory_part(comps: list[Computation], fused: frozenset[str], top: int = 5) -> dict:
+    """The memory facts of some of a module's computations (plain data: it may come from
+    another process), for memory_total; `fused` is the whole module's."""
     per_space: dict[str, int] = defaultdict(int)
     waste = 0
     logical = 0
@@ -22,7 +27,7 @@ def memory_facts(module: Module, top: int = 5) -> dict:
     # shape text (and, for async starts, the operands' shape texts) -> its leaves' facts:
     # dumps repeat a few shapes thousands of times
     by_text: dict[str | tuple[str, ...], list[tuple]] = {}
-    for comp in module.computations:
+    for comp in comps:
         if comp.name in fused:
             continue
         for instr in comp.instructions:
@@ -47,11 +52,21 @@ def memory_facts(module: Module, top: int = 5) -> dict:
                 waste += wasted
                 logical += logical_bytes
                 buffers.append((-padded, comp.name, instr.name, text, ratio))
-    largest = heapq.nsmallest(top, buffers)  # biggest first, then by name
+    return {"per_space": dict(per_space), "waste": waste, "logical": logical,
+            "largest": heapq.nsmallest(top, buffers)}  # biggest first, then by name
+
+
+def memory_total(parts: list[dict], top: int = 5) -> dict:
+    """memory_facts from the parts of a module's computations."""
+    per_space: dict[str, int] = defaultdict(int)
+    for part in parts:
+        for space, n in part["per_space"].items():
+            per_space[space] += n
+    largest = heapq.nsmallest(top, [tuple(b) for p in parts for b in p["largest"]])
     return {
         "bytes_per_memory_space": dict(sorted(per_space.items())),
-        "logical_bytes": logical,
-        "padding_waste_bytes": waste,
+        "logical_bytes": sum(p["logical"] for p in parts),
+        "padding_waste_bytes": sum(p["waste"] for p in parts),
         "largest_buffers": [
             {"computation": c, "instruction": n, "shape": s, "padded_bytes": -b, "ratio": round(r, 3)}
             for b, c, n, s, r in largest

@@ -22,15 +22,29 @@ _BOUNDARY = re.compile(r"\n\}[ \t]*\n(?=[ \t]*\n|[ \t]*(?:ENTRY[ \t]+)?%?[A-Za-z
 _MODULE_LINE = re.compile(r"^[ \t]*HloModule\b", re.M)
 
 
-def split_point(text: str) -> int | None:
-    """Where the second half starts (just after a computation's closing line), or None."""
+def split_point(text: str, by_lines: bool = False) -> int | None:
+    """Where the second half starts: just after a computation's closing line past the
+    middle character (the middle line when `by_lines`); None when there is no such line."""
     header = _only_header(text)
     if header is None:
         return None  # several modules (or none): not worth the care
-    m = _BOUNDARY.search(text, len(text) // 2)
+    m = _BOUNDARY.search(text, _middle_line(text) if by_lines else len(text) // 2)
     if m is None or m.end() <= header:
         return None
     return m.end()
+
+
+def _middle_line(text: str, pieces: int = 64) -> int:
+    """About where the middle line starts (the line counts of 64 pieces, interpolated)."""
+    half = text.count("\n") // 2
+    step = len(text) // pieces + 1
+    seen = 0
+    for start in range(0, len(text), step):
+        n = text.count("\n", start, start + step)
+        if seen + n >= half:
+            return start + (step * (half - seen)) // max(n, 1)
+        seen += n
+    return len(text) // 2
 
 
 def _only_header(text: str) -> int | None:

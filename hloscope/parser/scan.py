@@ -346,8 +346,9 @@ class _Lines:
         raise ScanMiss("unrecognised line")
 
 
-def scan_text(text: str, path: str) -> list[Module]:
-    """Scan a whole file into modules; raises ScanMiss when unsure.
+def scan_text(text: str, path: str, first_line: int = 1) -> list[Module]:
+    """Scan a whole file (or the part of one from line `first_line` on) into modules;
+    raises ScanMiss when unsure.
 
     One pattern (`LINE`, run by the regex engine over the whole text) takes the
     instruction lines as XLA prints them, attribute list checked but not split; the
@@ -356,7 +357,7 @@ def scan_text(text: str, path: str) -> list[Module]:
     lines = _Lines(path)
     shapes = lines.shapes
     pos = 0
-    lineno = 1
+    lineno = first_line
     comp: Computation | None = None  # the computation the next match belongs to, if any
     tails: dict[str, bool] = {}  # LINE's group 9 -> whether TAIL takes it
     opcodes: dict[str, str] = {}

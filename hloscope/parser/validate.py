@@ -25,7 +25,7 @@ def validate(modules: list[Module], text: str | None = None) -> None:
     """Raise a located ParseError for the first semantic error; `text` (the parsed
     file) only supplies the offending line for the message."""
     for module in modules:
-        _header(module, text)
+        check_header(module, text)
         names: set[str] = set()
         for comp in module.computations:
             if comp.name in names:
@@ -34,7 +34,7 @@ def validate(modules: list[Module], text: str | None = None) -> None:
         consistent: set[tuple] = set()  # shape checks passed, by their texts
         for comp in module.computations:
             try:
-                _computation(module, comp, names, text, consistent)
+                check_computation(module, comp, names, text, consistent)
             except ParseError as e:  # attribute errors are raised without the file's name
                 if not e.path or e.path == "<string>":
                     e.path = module.path
@@ -44,7 +44,7 @@ def validate(modules: list[Module], text: str | None = None) -> None:
                 raise
 
 
-def _header(module: Module, text: str | None) -> None:
+def check_header(module: Module, text: str | None) -> None:
     """The module header's attribute values, typed now (entry_computation_layout, ...)."""
     from hloscope.parser.attrs import parse_attr
 
@@ -57,7 +57,7 @@ def _header(module: Module, text: str | None) -> None:
             raise attribute_error(key, value, cause, module.path, module.line, 1, src) from None
 
 
-def _computation(module: Module, comp: Computation, computations: set[str], text,
+def check_computation(module: Module, comp: Computation, computations: set[str], text,
                  consistent: set[tuple]) -> None:
     if not comp.instructions:
         raise _error(f"computation {comp.name} has no instructions", module, None, comp, text)
