@@ -27,17 +27,17 @@ from hloscope.summary import stats_part, stats_total
 MIN_CHARS = 2 << 20
 
 
-class _Calls(set):
-    """The computation names of a module seen from one half: a called name the half
+class _Calls:
+    """The computation names of a module as one half sees them: a called name the half
     lacks is noted (the other half may have it) instead of failing the check."""
 
     def __init__(self, names: list[str]) -> None:
-        super().__init__(names)
+        self.names = set(names)
         self.elsewhere: set[str] = set()
 
     def __contains__(self, name: object) -> bool:
-        if not set.__contains__(self, name):
-            self.elsewhere.add(name)  # type: ignore[arg-type]
+        if name not in self.names:
+            self.elsewhere.add(str(name))
         return True
 
 

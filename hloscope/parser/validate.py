@@ -6,6 +6,8 @@ instruction's location."""
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import CALL_ATTR
 from hloscope.ir.opcodes import BINARY_SAME_SHAPE, OPCODES, UNARY_ELEMENTWISE
@@ -57,8 +59,10 @@ def check_header(module: Module, text: str | None) -> None:
             raise attribute_error(key, value, cause, module.path, module.line, 1, src) from None
 
 
-def check_computation(module: Module, comp: Computation, computations: set[str], text,
-                 consistent: set[tuple]) -> None:
+def check_computation(module: Module, comp: Computation, computations: Container[str], text,
+                      consistent: set[tuple]) -> None:
+    """The checks of one computation; `computations`: the module's computation names,
+    `consistent`: the texts of shape checks passed so far (shared across the module)."""
     if not comp.instructions:
         raise _error(f"computation {comp.name} has no instructions", module, None, comp, text)
     seen: dict[str, Instruction] = {}
