@@ -344,3 +344,12 @@ def test_backend_config_tail_checked_once_is_the_whole_line_check():
         line = "".join(chars)
         fast, full = verdicts(line)
         assert fast == full, line
+
+
+def test_the_name_pattern_is_the_grammars():
+    """hloscope.ir.instruction.NAME, on which the fast path's patterns are built, is the
+    grammar's NAME terminal (less its optional `%`)."""
+    from hloscope.ir.instruction import NAME
+    from hloscope.parser.grammar import terminal_source
+
+    assert "%?" + NAME == terminal_source("NAME")[0]

@@ -7,10 +7,10 @@ from collections import defaultdict
 
 from hloscope.cost.layout import memory_leaves, memory_space_name
 from hloscope.ir import Computation, Module
+from hloscope.ir.opcodes import ALIASING
 
-# Results that alias another buffer rather than allocate one.
-_ALIASES = frozenset({"bitcast", "get-tuple-element", "tuple", "parameter", "opt-barrier",
-                      "add-dependency", "while", "call", "conditional"})
+# Results that allocate no buffer: aliases, and parameters (the caller's buffers).
+_NOT_ALLOCATED = ALIASING | {"parameter"}
 
 
 def memory_facts(module: Module, top: int = 5) -> dict:
@@ -31,7 +31,7 @@ def memory_part(comps: list[Computation], fused: frozenset[str], top: int = 5) -
         if comp.name in fused:
             continue
         for instr in comp.instructions:
-            if instr.opcode in _ALIASES or not instr.shape_text:
+            if instr.opcode in _NOT_ALLOCATED or not instr.shape_text:
                 continue
             start = instr.opcode.endswith("-start")
             key = (instr.shape_text, *[comp[o].shape_text for o in instr.operands if o in comp]

@@ -25,13 +25,15 @@ CALL_KEYS = (
 )
 
 _CALL_KEY_SET = frozenset(CALL_KEYS)
-_NAME = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)")  # the grammar's NAME, without its `%`
+# The grammar's NAME terminal without its optional `%` (the parser builds its patterns on it).
+NAME = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+_NAME = re.compile(rf"%?({NAME})")
 # An attribute list as the fast scanner keeps it: `, key=value, ...` (comma first).
 CALL_ATTR = re.compile(",[ \t]*(" + "|".join(CALL_KEYS) + ")=")
 # The usual case, read without walking the list: one call key, with no string or bracket
 # before it (so it is an attribute, not text inside a value), naming one computation.
 _PLAIN_HEAD = re.compile(r"[^\"'{}\[\]()]*")
-_PLAIN_CALL = re.compile(CALL_ATTR.pattern + r"%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*(?:,|$)")
+_PLAIN_CALL = re.compile(CALL_ATTR.pattern + rf"%?({NAME})[ \t]*(?:,|$)")
 
 
 @dataclass(eq=False, slots=True)

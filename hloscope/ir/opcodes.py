@@ -40,3 +40,8 @@ BINARY_SAME_SHAPE = frozenset({
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "remainder",
     "and", "or", "xor", "atan2", "shift-left", "shift-right-logical", "shift-right-arithmetic",
 })
+
+# Results that are another instruction's buffer (or a computation's carried one), not a
+# buffer of their own.
+ALIASING = frozenset({"bitcast", "get-tuple-element", "tuple", "opt-barrier", "add-dependency",
+                      "while", "call", "conditional"})

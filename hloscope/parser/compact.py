@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hloscope.ir.instruction import NAME
 from hloscope.parser.grammar import terminal_regex
 from hloscope.parser.shapes import fast_shape, fast_shape_list
 from hloscope.parser.text import scalar_text
@@ -28,7 +29,7 @@ _INT_LIST = re.compile(rf"\{{((?:{_SINTS})?)\}}")
 _GROUP_LIST = re.compile(rf"\{{((?:\{{(?:{_SINTS})?\}}(?:,\{{(?:{_SINTS})?\}})*)?)\}}")
 _GROUP = re.compile(r"\{([^{}]*)\}")
 _IOTA = re.compile(rf"\[({_INTS})\]<=\[({_INTS})\](?:T\(({_INTS})\))?")
-_NAME = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
+_NAME = rf"%?{NAME}"
 _BOOLS = re.compile(rf"\{{((?:{_NAME})(?:,{_NAME})*)?\}}")
 _FIELD = rf'({_NAME})=("(?:[^"\\\n]|\\.)*"|-?[0-9]+|{_NAME})'
 _RECORD = re.compile(rf"\{{(?:{_FIELD}(?:(?:[ \t]*,[ \t]*|[ \t]+){_FIELD})*)?\}}")

@@ -11,6 +11,7 @@ from hloscope.parser.attrs import parse_attr
 from hloscope.parser.errors import ParseError, attribute_error, from_lark
 from hloscope.parser.nogc import no_cyclic_gc
 from hloscope.parser.scan import MAX_NESTING, ScanMiss, scan_text
+from hloscope.parser.text import nesting_beyond
 from hloscope.parser.validate import validate
 
 
@@ -37,19 +38,11 @@ def _check_nesting(text: str, path: str) -> None:
     run = "(" * (MAX_NESTING + 1)
     if run not in text.replace(" ", "") and "{" * (MAX_NESTING + 1) not in text.replace(" ", ""):
         return
-    depth = 0
-    line, col = 1, 0
-    for ch in text:
-        col += 1
-        if ch == "\n":
-            line, col = line + 1, 0
-        elif ch in "([{":
-            depth += 1
-            if depth > MAX_NESTING:
-                raise ParseError(f"brackets nested deeper than {MAX_NESTING} "
-                                 "(HLOSCOPE_MAX_NESTING raises the limit)", path, line, col)
-        elif ch in ")]}":
-            depth = max(0, depth - 1)
+    at = nesting_beyond(text, MAX_NESTING)
+    if at is not None:
+        line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+        raise ParseError(f"brackets nested deeper than {MAX_NESTING} "
+                         "(HLOSCOPE_MAX_NESTING raises the limit)", path, line, col)
 
 
 def attr_hook(instr: Instruction, key: str, text: str) -> Any:

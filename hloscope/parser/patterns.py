@@ -12,6 +12,7 @@ import re
 from collections.abc import Collection
 from functools import cache
 
+from hloscope.ir.instruction import NAME
 from hloscope.parser import recompile
 
 # The whole-line pattern of the fast path. Strings may not span lines; a `/` or `'`
@@ -40,11 +41,11 @@ def _nested(levels: list[str]) -> str:
 _JSON_LEVELS = ["[{"] * 4 + ["{", "[", "{"]
 # At the top level of a value, no blank before a `key=`: `kind=kLoop calls=%f` (a lost
 # comma) is not one value (`mesh[...] {...}` replica groups do have a blank).
-_KEY_AHEAD = r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*="
+_KEY_AHEAD = rf"[ \t]*%?{NAME}[ \t]*="
 _VALUE = ("(?:" + "|".join([rf"[^,()\[\]{{}}\"'/\n \t{_CTRL}]++", rf"[ \t]++(?!{_KEY_AHEAD})", _STR,
                             *(_PAIRS[k].format(_nested(["([{"] * 2)) for k in "([{"),
                             _PAIRS["{"].format(_nested(_JSON_LEVELS))]) + ")++")
-_BARE = r"[A-Za-z_][A-Za-z0-9_.\-]*+"  # possessive: no name is followed by a name character
+_BARE = NAME + "+"  # `*+`, possessive: no name is followed by a name character
 _SHAPE = (r"[a-z][a-z0-9]*\[[^\]/\n]*\](?:\{[^{}/\n]*\})?"
           r"|\((?:[^()/\n]|\((?:[^()/\n]|\([^()/\n]*\))*\))*\)")
 _PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"

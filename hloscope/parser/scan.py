@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from hloscope.ir import Computation, Instruction, Module
+from hloscope.ir.instruction import NAME
 from hloscope.parser.attrs import parse_shape
 from hloscope.parser.patterns import (
     BLANK_KEY,
@@ -32,14 +33,21 @@ from hloscope.parser.patterns import (
     TAIL,
     literal_ok,
 )
-from hloscope.parser.text import STRING, Unbalanced, match_close, split_top, strip_comments, unquote
+from hloscope.parser.text import (
+    STRING,
+    Unbalanced,
+    match_close,
+    nesting_beyond,
+    split_top,
+    strip_comments,
+    unquote,
+)
 
 LITERAL_OPCODES = frozenset({"constant", "parameter"})
 # Deeper bracket nesting is refused (a deep-tuple bomb); HLOSCOPE_MAX_NESTING raises it.
 MAX_NESTING = int(os.environ.get("HLOSCOPE_MAX_NESTING", "256"))
-_BRACKET = re.compile(r"[(\[{)\]}]")
 
-_NAME = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
+_NAME = rf"%?{NAME}"
 _NAME_RE = re.compile(_NAME)
 _INSTR_HEAD = re.compile(rf"(\s*)(ROOT\s+)?({_NAME})\s*=\s*")
 _ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?")
@@ -200,20 +208,6 @@ def _record(body: str) -> dict[str, object]:
     return fields
 
 
-def _depth(s: str) -> int:
-    """Deepest bracket nesting of s (brackets in strings counted too: an upper bound)."""
-    if s.count("(") + s.count("[") + s.count("{") <= MAX_NESTING:
-        return 0
-    depth = deepest = 0
-    for m in _BRACKET.finditer(s):
-        if m.group() in "([{":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    return deepest
-
-
 class _Lines:
     """The line-by-line scanner, for everything the whole-line pattern does not take:
     headers, closing braces, debug tables, comments, multi-line instructions."""
@@ -273,7 +267,7 @@ class _Lines:
         return (comp, comp.instructions.append, comp.name) if comp is not None else (None, None, "")
 
     def line(self, s: str, lineno: int) -> None:
-        if len(s) > MAX_NESTING and _depth(s) > MAX_NESTING:
+        if len(s) > MAX_NESTING and nesting_beyond(s, MAX_NESTING) is not None:
             raise ScanMiss("deep nesting")  # the grammar route reports where
         if CONTROL.search(s):
             raise ScanMiss("control character")

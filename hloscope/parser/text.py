@@ -30,6 +30,25 @@ def normalize(s: str) -> str:
     return strip_comments(s).strip()
 
 
+_BRACKET = re.compile(r"[(\[{)\]}]")
+
+
+def nesting_beyond(s: str, limit: int) -> int | None:
+    """Offset of the first bracket nested deeper than `limit` in s, or None (brackets in
+    strings count too, and a closer with nothing open counts for nothing: a bound)."""
+    if s.count("(") + s.count("[") + s.count("{") <= limit:
+        return None
+    depth = 0
+    for m in _BRACKET.finditer(s):
+        if m.group() in "([{":
+            depth += 1
+            if depth > limit:
+                return m.start()
+        elif depth:
+            depth -= 1
+    return None
+
+
 class Unbalanced(ValueError):
     """Brackets do not close within the text (e.g. a value continues on the next line)."""
 

@@ -6,12 +6,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hloscope.cost.layout import memory_leaves
+from hloscope.ir.opcodes import ALIASING
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.registry import register
 from hloscope.rules.util import human_bytes
 
-_ALIASES = frozenset({"bitcast", "get-tuple-element", "tuple", "opt-barrier", "add-dependency",
-                      "while", "call", "conditional"})
 
 
 @register
@@ -34,7 +33,7 @@ class PaddingWaste(ModuleRule):
             if comp.name in ctx.fused:
                 continue
             for instr in comp.instructions:
-                if instr.opcode in _ALIASES or (instr.opcode == "parameter" and comp is not entry):
+                if instr.opcode in ALIASING or (instr.opcode == "parameter" and comp is not entry):
                     continue
                 for leaf in memory_leaves(instr.shape):
                     waste = leaf.waste_bytes
