@@ -188,8 +188,8 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
               "--per-computation", help="Also list every computation's counts (text format).")] = False,
           no_cache: NoCacheOpt = False,
           jobs: Annotated[int, typer.Option("--jobs", "-j", help=(
-              "Processes. 0: with --no-cache, a module of 2 MB or more is counted in two halves "
-              "on two cores (same result); 1: one process."))] = 0) -> None:
+              "1: one process. Otherwise, with --no-cache, a single module of 2 MB or more is "
+              "counted in two halves on two cores (the same result)."))] = 0) -> None:
     """Count opcodes, fusion kinds and custom-call targets per module and computation.
 
     Example: hloscope stats fixtures/tpu/transformer_v5p.hlo.txt
