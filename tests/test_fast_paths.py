@@ -291,6 +291,10 @@ def test_patterns_kept_on_disk_are_the_patterns(tmp_path, monkeypatch):
     assert recompile.compile(_LINE.pattern, _LINE.flags).pattern == fresh.pattern
     assert (tmp_path / "compiled").stat()  # rewritten, readable again
     assert recompile.compile("a(b)c").match("abc").group(1) == "b"
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(blocked))  # no directory can be made there
+    assert recompile.compile("x(y)z").match("xyz").group(1) == "y"
 
 
 def _whole_line_check():
