@@ -58,9 +58,12 @@ def xla_parse(path: Path, n: int = 3) -> float:
     return min(times)
 
 
-def strict_parse(path: Path) -> float:
+def strict_parse(path: Path, workers: bool = True) -> float:
     sys.path.insert(0, str(ROOT))
+    import hloscope
     from hloscope.parser import parse
+
+    hloscope.spawn_workers = workers  # True as in the CLI (this script's main code is guarded)
 
     text = path.read_text()
     t = time.perf_counter()
@@ -114,6 +117,8 @@ def main() -> int:
           f"({os.cpu_count()} processes) {parallel:.2f} s")
     print(f"stats --no-cache in one process (-j 1) - start-up, / XLA parse: {(one - startup) / xla:.2f}x "
           "(the target row counts a large module on two cores)")
+    print(f"strict mode in one process / XLA parse: {strict_parse(BIG, workers=False) / xla:.2f}x "
+          "(the target row parses a large module's second half in a worker, as the CLI does)")
     width = max(len(r[0]) for r in rows)
     print(f"\n{'target':{width}}  {'measured':>10}  {'limit':>10}")
     for name, shown, lim, ok in rows:

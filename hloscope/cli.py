@@ -750,7 +750,10 @@ def run() -> NoReturn:
     import gc
     import os
 
+    import hloscope
+
     gc.set_threshold(200_000, 30, 30)
+    hloscope.spawn_workers = True  # (our main module is guarded: workers may re-import it)
     try:
         app()
         code = 0

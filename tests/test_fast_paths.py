@@ -251,11 +251,14 @@ def test_literals_the_fast_path_takes_are_ones_the_grammar_takes(items, damage, 
 
 
 def test_strict_mode_parses_a_large_module_in_two_halves_with_the_same_result(monkeypatch):
+    import hloscope
     from hloscope.parser import parallel
 
     text = (ROOT / "fixtures/tpu/llm_v5p_16.hlo.txt").read_text()
     split = parallel.split_point(text)
-    assert split is not None and text[split - 2] == "}" and len(text) // 2 <= split
+    assert split is not None and text[split - 2] == "}" and len(text) // 6 <= split <= len(text) * 5 // 6
+    assert parallel.parse_halves(text, "m.hlo") is None  # a library caller: no worker unless allowed
+    monkeypatch.setattr(hloscope, "spawn_workers", True)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_CHARS", 1000)
     monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)  # (also on a one-core runner)
     halves = parallel.parse_halves(text, "m.hlo")

@@ -23,15 +23,33 @@ _MODULE_LINE = re.compile(r"^[ \t]*HloModule\b", re.M)
 
 
 def split_point(text: str, by_lines: bool = False) -> int | None:
-    """Where the second half starts: just after a computation's closing line past the
-    middle character (the middle line when `by_lines`); None when there is no such line."""
+    """Where the second half starts: just after the computation's closing line nearest the
+    middle character (the middle line when `by_lines`); None when there is no such line or
+    the nearest leaves less than a sixth on one side (a module whose entry computation
+    holds most of it, say)."""
     header = _only_header(text)
     if header is None:
         return None  # several modules (or none): not worth the care
-    m = _BOUNDARY.search(text, _middle_line(text) if by_lines else len(text) // 2)
-    if m is None or m.end() <= header:
+    middle = _middle_line(text) if by_lines else len(text) // 2
+    candidates = [m.end() for m in (_last_boundary(text, header, middle), _BOUNDARY.search(text, middle))
+                  if m is not None and m.end() > header]
+    if not candidates:
         return None
-    return m.end()
+    split = min(candidates, key=lambda at: abs(at - middle))
+    if by_lines:
+        before, total = text.count("\n", 0, split), text.count("\n")
+        balanced = total // 6 <= before <= total - total // 6
+    else:
+        balanced = len(text) // 6 <= split <= len(text) - len(text) // 6
+    return split if balanced else None
+
+
+def _last_boundary(text: str, start: int, end: int) -> re.Match[str] | None:
+    """The last boundary between start and end (the pattern searches forward only)."""
+    found = None
+    for found in _BOUNDARY.finditer(text, start, end):  # noqa: B007 - the last one is kept
+        pass
+    return found
 
 
 def _middle_line(text: str, pieces: int = 64) -> int:
@@ -77,7 +95,10 @@ def _can_spawn() -> bool:
 
 def parse_halves(text: str, path: str) -> list[Module] | None:
     """parse_strict's modules, the halves parsed at once; None: parse the whole instead."""
-    if len(text) < PARALLEL_MIN_CHARS or (os.cpu_count() or 1) < 2 or not _can_spawn():
+    import hloscope
+
+    if not hloscope.spawn_workers or len(text) < PARALLEL_MIN_CHARS or (os.cpu_count() or 1) < 2 \
+            or not _can_spawn():
         return None
     split = split_point(text)
     if split is None:
