@@ -3,9 +3,8 @@
 Location: $HLOSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/hloscope, else ~/.cache/hloscope.
 Keys include hloscope's version and the grammar's hash, so an upgrade never serves
 stale results. Any cache problem (unwritable, corrupt entry) falls back to the work.
-The `compiled/` folder holds build products, not results: the fast path's compiled
-regular expressions (hloscope.parser.recompile), which `--no-cache` leaves in use, as
-it does Lark's grammar tables and Python's .pyc files.
+(Build products, not results, are kept elsewhere, as Python keeps .pyc files: Lark's
+grammar tables and the fast path's compiled patterns, hloscope.parser.recompile.)
 """
 
 from __future__ import annotations

@@ -45,8 +45,7 @@ StrictOpt = Annotated[
 ]
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help=(
-        "Do not read or write cached results (parsed modules, lint findings); compiled "
-        "patterns and grammar tables are kept, like .pyc files."))
+        "Do not read or write the on-disk cache of parsed modules and findings."))
 ]
 
 

@@ -87,11 +87,21 @@ def test_directory_expansion_prefers_xla_dump_names(tmp_path):
 
 
 def test_no_cache_flag_writes_nothing(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+
     monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "c"))
     for args in (["stats"], ["lint"], ["parse"]):
         runner.invoke(app, [*args, "--no-cache", str(FIXTURES / "cpu" / "mlp_cpu.hlo.txt")])
+        # and in a fresh process, which compiles its patterns (kept elsewhere)
+        done = subprocess.run([sys.executable, "-m", "hloscope.cli", *args, "--no-cache",
+                               str(FIXTURES / "tpu" / "transformer_v5p.hlo.txt")], capture_output=True,
+                              env={**os.environ, "HLOSCOPE_COMPILED_DIR": str(tmp_path / "compiled")})
+        assert done.returncode in (0, 1), done.stderr  # (lint: 1 when it finds something)
     cache.enabled = True
     assert not (tmp_path / "c").exists()
+    assert list((tmp_path / "compiled").iterdir())
 
 
 def test_auto_jobs_uses_processes_only_when_the_input_repays_them(monkeypatch):

@@ -274,16 +274,18 @@ def test_strict_mode_parses_a_large_module_in_two_halves_with_the_same_result(mo
 
 
 def test_patterns_kept_on_disk_are_the_patterns(tmp_path, monkeypatch):
-    """hloscope.parser.recompile: a program read back from the cache directory matches
-    exactly as re.compile's does; a damaged or foreign file is compiled afresh."""
+    """hloscope.parser.recompile: a program read back from its folder matches exactly as
+    re.compile's does; a damaged file, a folder open to others or none at all: compiled
+    afresh."""
     from hloscope.parser import recompile
 
-    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path))
+    folder = tmp_path / "compiled"
+    monkeypatch.setenv("HLOSCOPE_COMPILED_DIR", str(folder))
     text = (ROOT / "fixtures/tpu/transformer_v5p.hlo.txt").read_text()
     fresh = re.compile(_LINE.pattern, _LINE.flags)
     written = recompile.compile(_LINE.pattern, _LINE.flags)
-    kept = list((tmp_path / "compiled").iterdir())
-    assert len(kept) == 1
+    kept = list(folder.iterdir())
+    assert len(kept) == 1 and folder.stat().st_mode & 0o777 == 0o700
     read_back = recompile.compile(_LINE.pattern, _LINE.flags)
     for p in (written, read_back):
         assert (p.pattern, p.flags, p.groups, p.groupindex) == \
@@ -292,11 +294,14 @@ def test_patterns_kept_on_disk_are_the_patterns(tmp_path, monkeypatch):
             [m.group(0, *range(1, fresh.groups + 1)) for m in fresh.finditer(text)]
     kept[0].write_bytes(b"\x00not marshal")
     assert recompile.compile(_LINE.pattern, _LINE.flags).pattern == fresh.pattern
-    assert (tmp_path / "compiled").stat()  # rewritten, readable again
     assert recompile.compile("a(b)c").match("abc").group(1) == "b"
+    folder.chmod(0o777)  # writable by others: not trusted, not written
+    before = sorted(p.name for p in folder.iterdir())
+    assert recompile.compile("d(e)f").match("def").group(1) == "e"
+    assert sorted(p.name for p in folder.iterdir()) == before
     blocked = tmp_path / "a-file"
     blocked.write_text("")
-    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(blocked))  # no directory can be made there
+    monkeypatch.setenv("HLOSCOPE_COMPILED_DIR", str(blocked / "compiled"))  # cannot be made
     assert recompile.compile("x(y)z").match("xyz").group(1) == "y"
 
 

@@ -3,11 +3,12 @@
 Python compiles a pattern in two steps: it parses the pattern text into a program for
 the C matching engine (in Python: ~10 ms for the fast path's 10 KB whole-line pattern,
 in every process), then loads that program into the engine (~0.05 ms). `compile`
-keeps the program in the cache directory (hloscope.cache.cache_dir()/compiled), keyed
-by the interpreter's version and the pattern's text, and loads it from there next time.
-It is a build product, not a result: `--no-cache` leaves it alone, like Lark's tables.
-Any problem (another interpreter, a missing internal, an unreadable file) compiles the
-pattern the usual way.
+keeps the program, keyed by the interpreter's version and the pattern's text, in a
+folder of the user's own in the temporary directory, as Lark keeps its grammar tables
+($HLOSCOPE_COMPILED_DIR overrides it). It is a build product, not a result: it lives
+apart from the cache of parsed modules and findings, which `--no-cache` turns off.
+Any problem (another interpreter, a missing internal, a folder not the user's own or
+writable by others, an unreadable file) compiles the pattern the usual way.
 """
 
 from __future__ import annotations
@@ -43,11 +44,23 @@ def _load(program: tuple, pattern: str) -> re.Pattern[str]:
     return _sre.compile(pattern, flags, code, groups, groupindex, indexgroup)
 
 
-def _path(pattern: str, flags: int) -> str:
-    from hloscope.cache import cache_dir
+def _folder() -> str:
+    """The folder of kept programs, made private to this user; OSError when it is not."""
+    folder = os.environ.get("HLOSCOPE_COMPILED_DIR")
+    if not folder:
+        import tempfile
 
+        folder = os.path.join(tempfile.gettempdir(), f"hloscope-{os.getuid()}", "compiled")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    st = os.stat(folder)
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise OSError(f"{folder} is not this user's own")
+    return folder
+
+
+def _path(pattern: str, flags: int) -> str:
     name = f"{zlib.crc32(pattern.encode()):08x}-{len(pattern)}-{int(flags)}.marshal"
-    return os.path.join(str(cache_dir()), "compiled", name)
+    return os.path.join(_folder(), name)
 
 
 def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - re's name
@@ -79,7 +92,6 @@ def _keep(path: str, record: tuple) -> None:
     """Write atomically; a cache that cannot be written is simply not kept."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "wb") as f:
             f.write(marshal.dumps(record))
         os.replace(tmp, path)
