@@ -148,3 +148,20 @@ def test_console_entry_flushes_everything_and_keeps_exit_codes():
     assert cli("lint", "--no-cache", "fixtures/rules/H001/scan_carry_cpu.hlo.txt").returncode == 1
     bad = cli("stats", "no/such/file.hlo.txt")
     assert bad.returncode == 2 and "cannot read file" in bad.stderr
+
+
+def test_long_parses_say_so_on_a_terminal_only(monkeypatch):
+    import io
+
+    from hloscope import cli
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    path = FIXTURES / "tpu" / "transformer_v5p.hlo.txt"
+    monkeypatch.setitem(cli.NOTICE_BYTES, False, 1000)
+    for stream, expected in ((Terminal(), f"parsing {path} (0 MB)...\r\x1b[K"), (io.StringIO(), "")):
+        monkeypatch.setattr(cli.sys, "stderr", stream)
+        modules = cli._load(path)
+        assert modules and stream.getvalue() == expected
