@@ -276,3 +276,35 @@ def differential(cases: int, seed: int = 0, files: list[Path] | None = None) -> 
         if (fast is None) != (strict is None) or (fast and strict and fast[1:] != strict[1:]):
             out.append((f"{Path(name).name}#{k} ({kind})", fast, strict))
     return out
+
+
+def halves_differential(cases: int, seed: int = 0) -> tuple[int, list[str]]:
+    """Mutants of the 5.57 MB fixture counted by `stats` in two halves (hloscope.halves)
+    and serially: (how many the halves counted, those where the counts differ or the
+    serial path rejects what the halves counted). Run it from a script with one thread."""
+    from hloscope.cost.memory import memory_facts
+    from hloscope.halves import stats_in_halves
+    from hloscope.parser import ParseError, parse
+    from hloscope.parser.load import decode
+    from hloscope.summary import module_stats
+
+    rng = random.Random(seed)
+    data = (ROOT / "fixtures" / "tpu" / "llm_v5p_big.hlo.txt").read_bytes()
+    counted, wrong = 0, []
+    for k in range(cases):
+        kind, mutant = mutate(data, rng)
+        try:
+            text = decode(mutant, "mutant")
+        except ParseError:
+            continue
+        halves = stats_in_halves(text, "mutant", True)
+        if halves is None:
+            continue  # the serial path decides: nothing to compare
+        counted += 1
+        try:
+            serial = [{**module_stats(m, True), "memory": memory_facts(m)} for m in parse(text, "mutant")]
+        except ParseError as e:
+            serial = str(e)
+        if halves != serial:
+            wrong.append(f"#{k} ({kind})")
+    return counted, wrong
