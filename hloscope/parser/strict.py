@@ -103,10 +103,9 @@ class _Builder:
                 out[_name(node.children[0])] = self.value(node.children[1])
         return out
 
-    def literal(self, opcode: Tree | Token, operands: list[Tree]) -> str:
-        """The text inside constant(...) / parameter(...)."""
-        if isinstance(opcode, Token):  # CALL_TOKEN: `constant(1)`
-            return opcode.value[opcode.value.index("(") + 1 : -1].strip()
+    def literal(self, opcode: Tree, operands: list[Tree]) -> str:
+        """The text inside constant(...) / parameter(...) read by the rules (a CALL_TOKEN's
+        is read in `instruction`)."""
         if not operands:
             return ""
         if self.positions:
