@@ -49,25 +49,19 @@ def _alone() -> bool:
         return False
 
 
-def _half(text: str, path: str, first_line: int, header: bool) -> tuple[Any, dict]:
+def _half(text: str, path: str, first_line: int) -> tuple[Any, dict]:
     """Scan and check one half: (its module, what the other half needs of it). Raises
     on anything the serial path would treat otherwise."""
     from hloscope.parser.scan import scan_text
-    from hloscope.parser.validate import check_computation, check_header
+    from hloscope.parser.validate import check_module
 
     modules = scan_text(text, path, first_line)
     if len(modules) != 1:
         raise ValueError("not one module")
     module = modules[0]
     names = [c.name for c in module.computations]
-    if len(set(names)) != len(names):
-        raise ValueError("a computation defined twice")
-    if header:
-        check_header(module, text)
     calls = _Calls(names)
-    consistent: set[tuple] = set()
-    for comp in module.computations:
-        check_computation(module, comp, calls, text, consistent)
+    check_module(module, text, calls)  # (the second half's module has no header to check)
     entry = next((c.name for c in module.computations if c.is_entry), None)
     return module, {"names": names, "elsewhere": sorted(calls.elsewhere), "entry": entry,
                     "fused": sorted(module.fusion_computations())}
@@ -98,7 +92,7 @@ def _child(text: str, path: str, first_line: int, every: bool, out: int, inp: in
     """The second half's side of the exchange; never returns."""
     try:
         try:
-            module, facts = _half(text, path, first_line, header=False)
+            module, facts = _half(text, path, first_line)
         except BaseException:  # noqa: BLE001 - the parent parses the whole for the error
             _send(out, None)
             return
@@ -149,7 +143,7 @@ def stats_in_halves(text: str, path: str, every: bool) -> list[dict] | None:
 
 def _parent(text: str, path: str, every: bool, from_child: int, to_child: int) -> list[dict] | None:
     try:
-        module, mine = _half(text, path, 1, header=True)
+        module, mine = _half(text, path, 1)
     except Exception:  # noqa: BLE001
         _send(to_child, None)
         return None

@@ -27,26 +27,33 @@ def validate(modules: list[Module], text: str | None = None) -> None:
     """Raise a located ParseError for the first semantic error; `text` (the parsed
     file) only supplies the offending line for the message."""
     for module in modules:
-        check_header(module, text)
-        names: set[str] = set()
-        for comp in module.computations:
-            if comp.name in names:
-                raise _error(f"computation {comp.name} is defined twice", module, None, comp, text)
-            names.add(comp.name)
-        consistent: set[tuple] = set()  # shape checks passed, by their texts
-        for comp in module.computations:
-            try:
-                check_computation(module, comp, names, text, consistent)
-            except ParseError as e:  # attribute errors are raised without the file's name
-                if not e.path or e.path == "<string>":
-                    e.path = module.path
-                    lines = text.split("\n") if text else []
-                    if e.source_line is None and 0 < e.line <= len(lines):
-                        e.attach_source(lines[e.line - 1])
-                raise
+        check_module(module, text)
 
 
-def check_header(module: Module, text: str | None) -> None:
+def check_module(module: Module, text: str | None, callable_names: Container[str] | None = None) -> None:
+    """validate for one module; `callable_names`: the names its calls may use, when not
+    only its own computations' (hloscope.halves checks half a module at a time)."""
+    _header(module, text)
+    names: set[str] = set()
+    for comp in module.computations:
+        if comp.name in names:
+            raise _error(f"computation {comp.name} is defined twice", module, None, comp, text)
+        names.add(comp.name)
+    consistent: set[tuple] = set()  # shape checks passed, by their texts
+    for comp in module.computations:
+        try:
+            _computation(module, comp, names if callable_names is None else callable_names, text,
+                         consistent)
+        except ParseError as e:  # attribute errors are raised without the file's name
+            if not e.path or e.path == "<string>":
+                e.path = module.path
+                lines = text.split("\n") if text else []
+                if e.source_line is None and 0 < e.line <= len(lines):
+                    e.attach_source(lines[e.line - 1])
+            raise
+
+
+def _header(module: Module, text: str | None) -> None:
     """The module header's attribute values, typed now (entry_computation_layout, ...)."""
     from hloscope.parser.attrs import parse_attr
 
@@ -59,8 +66,8 @@ def check_header(module: Module, text: str | None) -> None:
             raise attribute_error(key, value, cause, module.path, module.line, 1, src) from None
 
 
-def check_computation(module: Module, comp: Computation, computations: Container[str], text,
-                      consistent: set[tuple]) -> None:
+def _computation(module: Module, comp: Computation, computations: Container[str], text,
+                 consistent: set[tuple]) -> None:
     """The checks of one computation; `computations`: the module's computation names,
     `consistent`: the texts of shape checks passed so far (shared across the module)."""
     if not comp.instructions:
