@@ -91,9 +91,14 @@ def _load(path: Path, strict: bool = False, read: tuple[bytes, str] | None = Non
                 return load(path, strict=strict, data=read[0], text=read[1])
             return load(path, strict=strict)
     except ParseError as e:
-        if _state["debug"]:
-            raise
-        fail(e.render())
+        _fail_located(e)
+
+
+def _fail_located(e) -> NoReturn:
+    """Exit 2 with a ParseError's located line (--debug: the traceback instead)."""
+    if _state["debug"]:
+        raise e
+    fail(e.render())
 
 
 # Parses expected to take a second or more (~30 MB/s fast, ~3 MB/s strict) say so on a
@@ -131,9 +136,7 @@ def _counted_in_halves(path: Path, every: bool) -> tuple[list[dict] | None, tupl
         data = read(path)
         text = decode(data, str(path))
     except ParseError as e:
-        if _state["debug"]:
-            raise
-        fail(e.render())
+        _fail_located(e)
     with _parsing_notice(path, False):
         return stats_in_halves(text, str(path), every), (data, text)
 
@@ -145,8 +148,6 @@ def _guard(fn, *args):
     try:
         return fn(*args)
     except ParseError as e:
-        if _state["debug"]:
-            raise
         if not e.path or e.path == "<string>":  # raised by a value parsed on first use
             e.path = _state.get("file", "")
             if e.source_line is None and e.line > 0 and e.path:
@@ -155,7 +156,7 @@ def _guard(fn, *args):
                 line = linecache.getline(e.path, e.line)
                 if line:
                     e.attach_source(line.rstrip("\n"))
-        fail(e.render())
+        _fail_located(e)
     except (typer.Exit, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's file

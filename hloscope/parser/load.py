@@ -35,8 +35,8 @@ MAX_FILE_BYTES = int(os.environ.get("HLOSCOPE_MAX_FILE_BYTES", str(4 << 30)))
 
 def _check_nesting(text: str, path: str) -> None:
     """Refuse bracket nesting deeper than MAX_NESTING (a deep-tuple bomb), with its place."""
-    run = "(" * (MAX_NESTING + 1)
-    if run not in text.replace(" ", "") and "{" * (MAX_NESTING + 1) not in text.replace(" ", ""):
+    unspaced = text.replace(" ", "")  # (a quick test before counting every bracket)
+    if "(" * (MAX_NESTING + 1) not in unspaced and "{" * (MAX_NESTING + 1) not in unspaced:
         return
     at = nesting_beyond(text, MAX_NESTING)
     if at is not None:
