@@ -132,7 +132,7 @@ class Instruction:
                     return [plain.group(2)]
             found = CALL_ATTR.findall(text)  # (some may lie inside strings)
             assert attr_seeker is not None, "import hloscope.parser first"
-            values = attr_seeker(self.attr_text, _CALL_KEY_SET, len(found))
+            values = attr_seeker(text, _CALL_KEY_SET, len(found))
         out: list[str] = []
         for key in CALL_KEYS:
             text = values.get(key)

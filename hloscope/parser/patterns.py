@@ -1,9 +1,9 @@
 """The regular expressions of the fast path, and the attribute-list reads that rely on
 what the whole-line pattern has checked.
 
-`LINE` is compiled in every process that parses, so its size is kept in check (see the
-nesting comment below); the split and seek patterns only find value ends in text LINE
-has already accepted.
+`LINE`'s size is kept in check (see the nesting comment below): its first compile in a
+process, before hloscope.parser.recompile keeps it, costs ~10 ms per 10 KB. The split
+and seek patterns only find value ends in text LINE has already accepted.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from hloscope.parser import recompile
 # The whole-line pattern of the fast path. Strings may not span lines; a `/` or `'`
 # outside strings (comments, odd quoting) leaves the line to the line scanner, which
 # strips comments first. Bracketed values must pair exactly, so every nesting level
-# copies the level below once per bracket kind it allows: the pattern (compiled in every
-# process) is kept small by allowing 3 levels of any kind, or 8 of the shape protobuf
-# JSON takes in backend_config: objects and arrays 5 deep, then {, [, { (1 + 7 levels).
+# copies the level below once per bracket kind it allows: the pattern is kept small by
+# allowing 3 levels of any kind, or 8 of the shape protobuf JSON takes in backend_config:
+# objects and arrays 5 deep, then {, [, { (1 + 7 levels).
 # Values nested otherwise (rare) also go to the line scanner.
 _STR = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
 # (ASCII control characters, which no HLO token holds, also leave a line to the line
