@@ -365,3 +365,21 @@ def test_the_name_pattern_is_the_grammars():
     from hloscope.parser.grammar import terminal_source
 
     assert "%?" + NAME == terminal_source("NAME")[0]
+
+
+def test_debug_table_records_read_as_the_grammar_reads_them():
+    """HAND-WRITTEN (labelled): a FileLocations entry with a doubled comma is an error on
+    both routes, and a `%`-prefixed field name loses its `%` on both."""
+    from hloscope.parser import ParseError
+
+    module = "HloModule m\n\nFileLocations\n  1 {{{}}}\n\nENTRY e {{\n  ROOT a = f32[] constant(0)\n}}\n"
+    bad = module.format("file_name_id=1,, line=3")
+    errors = []
+    for strict in (False, True):
+        with pytest.raises(ParseError) as e:
+            parse(bad, "m.hlo", strict=strict)
+        errors.append((e.value.line, e.value.column, e.value.message))
+    assert errors[0] == errors[1] and errors[0][:2] == (4, 21)
+    good = module.format("%file_name_id=1, line=3")
+    assert parse(good, "m.hlo")[0].file_locations == parse(good, "m.hlo", strict=True)[0].file_locations \
+        == {1: {"file_name_id": 1, "line": 3}}

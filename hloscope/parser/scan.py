@@ -21,6 +21,7 @@ from typing import Any
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import NAME
 from hloscope.parser.attrs import parse_shape
+from hloscope.parser.compact import MISSING, fast_value
 from hloscope.parser.patterns import (
     BLANK_KEY,
     CLOSE_GROUP,
@@ -57,7 +58,6 @@ _ATTR = re.compile(rf"\s*({_NAME})\s*=\s*")
 _MODULE = re.compile(rf"\s*HloModule\s+({_NAME})\s*(.*)$", re.S)
 _STRING_ENTRY = re.compile(r'\s*(-?\d+)\s+("(?:[^"\\]|\\.)*")\s*$')
 _RECORD_ENTRY = re.compile(r"\s*(-?\d+)\s+\{(.*)\}\s*$")
-_RECORD_FIELD = re.compile(rf'\s*({_NAME})=("(?:[^"\\]|\\.)*"|-?\d+|{_NAME})')
 _SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
 
 
@@ -189,25 +189,6 @@ def _signature(text: str) -> tuple[list[tuple[str, str]], str | None]:
     return params, result
 
 
-def _record(body: str) -> dict[str, object]:
-    fields: dict[str, object] = {}
-    pos = 0
-    for m in _RECORD_FIELD.finditer(body):
-        if body[pos : m.start()].strip(" ,"):
-            raise ScanMiss("record")
-        value = m.group(2)
-        if value.startswith('"'):
-            fields[m.group(1)] = unquote(value)
-        elif value[0] in "-0123456789":
-            fields[m.group(1)] = int(value)
-        else:
-            fields[m.group(1)] = value.lstrip("%")
-        pos = m.end()
-    if body[pos:].strip(" ,"):
-        raise ScanMiss("record")
-    return fields
-
-
 class _Lines:
     """The line-by-line scanner, for everything the whole-line pattern does not take:
     headers, closing braces, debug tables, comments, multi-line instructions."""
@@ -334,8 +315,11 @@ class _Lines:
             m = _RECORD_ENTRY.match(s)
             if not m:
                 raise ScanMiss("record entry")
+            record = fast_value("record", "{" + m.group(2) + "}")  # as metadata={...} is read
+            if record is MISSING:
+                raise ScanMiss("record")  # the grammar decides
             table = module.file_locations if section == "FileLocations" else module.stack_frames
-            table[int(m.group(1))] = _record(m.group(2))
+            table[int(m.group(1))] = record
             return
         raise ScanMiss("unrecognised line")
 

@@ -12,7 +12,6 @@ from hloscope.rules.registry import register
 from hloscope.rules.util import human_bytes
 
 
-
 @register
 class PaddingWaste(ModuleRule):
     """Buffers whose padded size exceeds their data by a ratio and an absolute amount."""
