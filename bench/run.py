@@ -2,7 +2,7 @@
 
     python3 bench/run.py            # prints each target: measured value, limit, PASS/FAIL
 
-Every hloscope number is a fresh process (`python -m hloscope.cli ...`, best of N), so
+Every hloscope number is a fresh process (`python -m hloscope ...`, best of N), so
 it includes interpreter start-up; targets subtract the `--version` time where the
 issue says so. XLA's time is jaxlib._hlo.hlo_module_from_text on the same text.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BIG = ROOT / "fixtures" / "tpu" / "llm_v5p_big.hlo.txt"
 SMALL, DOUBLE = ROOT / "fixtures" / "tpu" / "llm_v5p_16.hlo.txt", ROOT / "fixtures" / "tpu" / "llm_v5p_32.hlo.txt"
-CLI = [sys.executable, "-m", "hloscope.cli"]
+CLI = [sys.executable, "-m", "hloscope"]
 
 
 _WRAPPER = """
@@ -60,10 +60,10 @@ def xla_parse(path: Path, n: int = 3) -> float:
 
 def strict_parse(path: Path, workers: bool = True) -> float:
     sys.path.insert(0, str(ROOT))
-    import hloscope
+    from hloscope._speed.process import allow_spawn
     from hloscope.parser import parse
 
-    hloscope.spawn_workers = workers  # True as in the CLI (this script's main code is guarded)
+    allow_spawn(workers)  # True as in the CLI (this script's main code is guarded)
 
     text = path.read_text()
     t = time.perf_counter()

@@ -1,10 +1,37 @@
-"""hloscope: static analysis of XLA HLO text (and the Mosaic kernels inside it)."""
+"""hloscope: static analysis of XLA HLO text (and the Mosaic kernels inside it).
+
+    import hloscope
+    m = hloscope.load("module.hlo.txt")
+    m.stats(); m.roofline(chip="v5e"); m.lint(select=["H0"]); m.kernels(); m.graph()
+
+Names are imported on first use (`import hloscope` stays cheap); see hloscope.api.
+"""
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from typing import Any
 
-# Whether strict mode may parse a large module's second half in a spawned worker, which
-# re-imports the caller's main module: the CLI allows it; a library caller may set this to
-# True when its main module runs only under `if __name__ == "__main__":`.
-spawn_workers = False
+from hloscope._version import __version__
+
+_API = {
+    "load": "hloscope.api", "load_all": "hloscope.api", "load_profile": "hloscope.api",
+    "Program": "hloscope.api", "Trace": "hloscope.api", "ParseError": "hloscope.parser",
+    "Finding": "hloscope.rules.base", "Severity": "hloscope.rules.base",
+    "ModuleStats": "hloscope.stats", "TraceError": "hloscope.trace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hloscope' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])
+
+
+__all__ = ["__version__", *_API]

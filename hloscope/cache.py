@@ -4,7 +4,7 @@ Location: $HLOSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/hloscope, else ~/.cache/hlos
 Keys include hloscope's version and the grammar's hash, so an upgrade never serves
 stale results. Any cache problem (unwritable, corrupt entry) falls back to the work.
 (Build products, not results, are kept elsewhere, as Python keeps .pyc files: Lark's
-grammar tables and the fast path's compiled patterns, hloscope.parser.recompile.)
+grammar tables and the fast path's compiled patterns, hloscope._speed.regex_cache.)
 """
 
 from __future__ import annotations
@@ -14,10 +14,20 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from hloscope import __version__
+from hloscope._version import __version__
+from hloscope.resources import grammar_path
 
-enabled = True  # the CLI's --no-cache turns this off for the process
+_state = {"enabled": True}  # the CLI's --no-cache turns it off for the process
 # (hashlib, pickle and tempfile are imported where used: a --no-cache run needs none)
+
+
+def set_enabled(enabled: bool) -> None:
+    """Turn the cache on or off for this process (off: nothing read or written)."""
+    _state["enabled"] = enabled
+
+
+def is_enabled() -> bool:
+    return _state["enabled"]
 
 
 def cache_dir() -> Path:
@@ -32,8 +42,6 @@ def cache_dir() -> Path:
 def _code_salt() -> str:
     """hloscope's version, grammar and source: any change to them is a new cache."""
     import hashlib
-
-    from hloscope.parser.grammar import grammar_path
 
     h = hashlib.sha256(__version__.encode())
     h.update(grammar_path().read_bytes())
@@ -53,7 +61,7 @@ def key(*parts: bytes | str) -> str:
 
 
 def get(kind: str, k: str) -> Any | None:
-    if not enabled:
+    if not _state["enabled"]:
         return None
     import pickle
 
@@ -66,7 +74,7 @@ def get(kind: str, k: str) -> Any | None:
 
 
 def put(kind: str, k: str, value: Any) -> None:
-    if not enabled:
+    if not _state["enabled"]:
         return
     import pickle
     import tempfile

@@ -134,7 +134,7 @@ def _lint(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | None]:
     from hloscope import cache
 
     data = read(path)
-    k = cache.key(data, _options_key(opts)) if cache.enabled and opts.trace is None else ""
+    k = cache.key(data, _options_key(opts)) if cache.is_enabled() and opts.trace is None else ""
     hit = cache.get("lint", k) if k else None
     if hit is not None:
         return hit, None
@@ -192,7 +192,7 @@ def _trace(opts: LintOptions, modules, chip):
 def _init_worker(cache_enabled: bool) -> None:
     from hloscope import cache
 
-    cache.enabled = cache_enabled
+    cache.set_enabled(cache_enabled)
 
 
 def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
@@ -213,7 +213,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
 
         # spawn, not fork: the caller may hold threads (JAX does) that fork would copy mid-flight
         with ProcessPoolExecutor(max_workers=min(jobs, len(files)), initializer=_init_worker,
-                                 initargs=(cache.enabled,),
+                                 initargs=(cache.is_enabled(),),
                                  mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = [pool.submit(lint_one, f, opts) for f in files]
             for n, fut in enumerate(futures, 1):
@@ -250,8 +250,21 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
     )
 
 
+def lint_modules(modules: list, opts: LintOptions, trace=None,
+                 sources: dict[str, list[str]] | None = None) -> LintReport:
+    """Lint parsed modules (the API's way in): `trace` a joined TraceIndex, `sources` each
+    module path's lines (for inline suppressions and the text format's excerpts)."""
+    rules = build_rules(opts)
+    result = run(modules, rules, chip=_chip(opts), sources=sources, trace=trace)
+    return LintReport(
+        findings=result.findings, rules=[type(r) for r in rules],
+        files=list(dict.fromkeys(m.path for m in modules)), instructions=result.instructions,
+        suppressed=result.suppressed, notes=result.notes, sources=sources or {})
+
+
 def exit_code(report: LintReport, fail_on: Severity) -> int:
     return 1 if any(f.severity >= fail_on for f in report.findings) else 0
 
 
-__all__ = ["LintError", "LintOptions", "ParseError", "build_rules", "exit_code", "lint_files", "merge"]
+__all__ = ["LintError", "LintOptions", "ParseError", "build_rules", "exit_code", "lint_files",
+           "lint_modules", "merge"]

@@ -187,7 +187,8 @@ def analyse(modules) -> int:
     from hloscope.rules.engine import run
     from hloscope.rules.registry import load_rules
     from hloscope.sharding import analyze
-    from hloscope.summary import module_json, module_stats
+    from hloscope.report.parse import module_json
+    from hloscope.stats.counts import module_stats
 
     chip = get_chip("v5p")
     result = run(modules, [r() for r in load_rules().values()], chip=chip)
@@ -279,14 +280,14 @@ def differential(cases: int, seed: int = 0, files: list[Path] | None = None) -> 
 
 
 def halves_differential(cases: int, seed: int = 0) -> tuple[int, list[str]]:
-    """Mutants of the 5.57 MB fixture counted by `stats` in two halves (hloscope.halves)
+    """Mutants of the 5.57 MB fixture counted by `stats` in two halves (hloscope.stats.halves)
     and serially: (how many the halves counted, those where the counts differ or the
     serial path rejects what the halves counted). Run it from a script with one thread."""
     from hloscope.cost.memory import memory_facts
-    from hloscope.halves import stats_in_halves
+    from hloscope.stats.halves import stats_in_halves
     from hloscope.parser import ParseError, parse
     from hloscope.parser.load import decode
-    from hloscope.summary import module_stats
+    from hloscope.stats.counts import module_stats
 
     rng = random.Random(seed)
     data = (ROOT / "fixtures" / "tpu" / "llm_v5p_big.hlo.txt").read_bytes()

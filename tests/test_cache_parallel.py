@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import shutil
 
-from conftest import FIXTURES
+from conftest import FIXTURES, TRICKS_ON
 from irdump import dump_module
 from typer.testing import CliRunner
 
 from hloscope import cache
-from hloscope.cli import app
+from hloscope.cli.app import app
 from hloscope.lint import LintOptions, expand, lint_files
 from hloscope.parser import load
 
@@ -27,11 +27,11 @@ def test_cached_modules_equal_parsed_ones(tmp_path, monkeypatch):
     first = load(path)
     assert list((tmp_path / "c" / "modules").glob("*.pickle"))
     second = load(path)  # from the cache
-    cache.enabled = False
+    cache.set_enabled(False)
     try:
         fresh = load(path)
     finally:
-        cache.enabled = True
+        cache.set_enabled(True)
     assert [dump_module(m) for m in second] == [dump_module(m) for m in fresh] == [dump_module(m) for m in first]
 
 
@@ -42,11 +42,11 @@ def test_cached_lint_equals_fresh_lint(tmp_path, monkeypatch):
     cold = lint_files(files, opts)
     warm = lint_files(files, opts)
     assert list((tmp_path / "c" / "lint").glob("*.pickle"))
-    cache.enabled = False
+    cache.set_enabled(False)
     try:
         fresh = lint_files(files, opts)
     finally:
-        cache.enabled = True
+        cache.set_enabled(True)
     assert _keys(cold) == _keys(warm) == _keys(fresh)
     assert warm.instructions == fresh.instructions
 
@@ -87,7 +87,6 @@ def test_directory_expansion_prefers_xla_dump_names(tmp_path):
 
 
 def test_no_cache_flag_writes_nothing(tmp_path, monkeypatch):
-    import os
     import subprocess
     import sys
 
@@ -95,11 +94,11 @@ def test_no_cache_flag_writes_nothing(tmp_path, monkeypatch):
     for args in (["stats"], ["lint"], ["parse"]):
         runner.invoke(app, [*args, "--no-cache", str(FIXTURES / "cpu" / "mlp_cpu.hlo.txt")])
         # and in a fresh process, which compiles its patterns (kept elsewhere)
-        done = subprocess.run([sys.executable, "-m", "hloscope.cli", *args, "--no-cache",
+        done = subprocess.run([sys.executable, "-m", "hloscope", *args, "--no-cache",
                                str(FIXTURES / "tpu" / "transformer_v5p.hlo.txt")], capture_output=True,
-                              env={**os.environ, "HLOSCOPE_COMPILED_DIR": str(tmp_path / "compiled")})
+                              env={**TRICKS_ON, "HLOSCOPE_COMPILED_DIR": str(tmp_path / "compiled")})
         assert done.returncode in (0, 1), done.stderr  # (lint: 1 when it finds something)
-    cache.enabled = True
+    cache.set_enabled(True)
     assert not (tmp_path / "c").exists()
     assert list((tmp_path / "compiled").iterdir())
 
@@ -115,14 +114,14 @@ def test_auto_jobs_uses_processes_only_when_the_input_repays_them(monkeypatch):
     assert lint.auto_jobs([FIXTURES]) == min(os.cpu_count() or 1, len(lint.expand([FIXTURES])))
 
 
-# stats on two cores (hloscope.halves): run in a fresh process, which has one thread (the
+# stats on two cores (hloscope.stats.halves): run in a fresh process, which has one thread (the
 # test process may hold JAX's), with two cores assumed (the result must not depend on it)
 _HALVES = """
 import json, os, sys
 os.cpu_count = lambda: 2
-from hloscope.halves import stats_in_halves
+from hloscope.stats.halves import stats_in_halves
 from hloscope.parser import ParseError, parse
-from hloscope.summary import module_stats
+from hloscope.stats.counts import module_stats
 from hloscope.cost.memory import memory_facts
 text = open(sys.argv[1]).read()
 if len(sys.argv) > 2:  # a line replaced: (line number, new text)
@@ -146,7 +145,7 @@ def _halves(*args):
     import sys
 
     done = subprocess.run([sys.executable, "-c", _HALVES, *map(str, args)], capture_output=True,
-                          text=True, check=True)
+                          text=True, check=True, env=TRICKS_ON)
     return json.loads(done.stdout)
 
 
@@ -182,7 +181,7 @@ def test_stats_command_counts_large_modules_in_halves_only_without_cache(tmp_pat
     env = {**__import__("os").environ, "HLOSCOPE_CACHE_DIR": str(tmp_path)}
 
     def stats(*flags):
-        return subprocess.run([sys.executable, "-m", "hloscope.cli", "stats", "--format", "json",
+        return subprocess.run([sys.executable, "-m", "hloscope", "stats", "--format", "json",
                                *flags, big], capture_output=True, text=True, env=env, check=True).stdout
 
     assert stats("--no-cache") == stats("--no-cache", "-j", "1") == stats()
@@ -194,10 +193,10 @@ def test_stats_in_halves_never_fork_a_threaded_process():
     import sys
 
     code = ("import os, sys, threading, time\nos.cpu_count = lambda: 2\n"
-            "from hloscope.halves import stats_in_halves\ntext = open(sys.argv[1]).read()\n"
+            "from hloscope.stats.halves import stats_in_halves\ntext = open(sys.argv[1]).read()\n"
             "alone = stats_in_halves(text, 'm', False) is not None\n"
             "threading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n"
             "print(alone, stats_in_halves(text, 'm', False) is None)")
     done = subprocess.run([sys.executable, "-c", code, str(FIXTURES / "tpu" / "llm_v5p_big.hlo.txt")],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env=TRICKS_ON)
     assert done.stdout.split() == ["True", "True"]

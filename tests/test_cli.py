@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from hloscope.cli import app
+from hloscope.cli.app import app
 from hloscope.parser import load
 
 runner = CliRunner()
@@ -23,7 +23,7 @@ def run(*args):
 
 def hloscope(*args, input_bytes=None):
     """The installed entry point in a real process (exit code, stdout, stderr)."""
-    return subprocess.run([sys.executable, "-m", "hloscope.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "hloscope", *map(str, args)],
                           capture_output=True, text=True)
 
 
@@ -122,7 +122,7 @@ def test_usage_error_exit_2():
 
 
 def test_version_is_quick_to_import():
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hloscope.cli", "--version"],
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hloscope", "--version"],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.startswith("hloscope ")
     heavy = [line for line in proc.stderr.splitlines() if line.rstrip().endswith(("| jax", "| lark", "| networkx"))]
@@ -139,7 +139,7 @@ def test_console_entry_flushes_everything_and_keeps_exit_codes():
     from conftest import ROOT
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "hloscope.cli", *args], capture_output=True,
+        return subprocess.run([sys.executable, "-m", "hloscope", *args], capture_output=True,
                               text=True, cwd=ROOT)
 
     big = cli("parse", "--format", "json", "--no-cache", "fixtures/tpu/llm_v5p_16.hlo.txt")
@@ -153,7 +153,7 @@ def test_console_entry_flushes_everything_and_keeps_exit_codes():
 def test_long_parses_say_so_on_a_terminal_only(monkeypatch):
     import io
 
-    from hloscope import cli
+    from hloscope.cli import common as cli
 
     class Terminal(io.StringIO):
         def isatty(self):
@@ -163,5 +163,5 @@ def test_long_parses_say_so_on_a_terminal_only(monkeypatch):
     monkeypatch.setitem(cli.NOTICE_BYTES, False, 1000)
     for stream, expected in ((Terminal(), f"parsing {path} (0 MB)...\r\x1b[K"), (io.StringIO(), "")):
         monkeypatch.setattr(cli.sys, "stderr", stream)
-        modules = cli._load(path)
+        modules = cli.load_file(path)
         assert modules and stream.getvalue() == expected

@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from hloscope.cli import app
+from hloscope.cli.app import app
 from hloscope.cost.chips import chips, get_chip
 from hloscope.cost.layout import array_memory
 from hloscope.cost.memory import memory_facts
 from hloscope.cost.ops import CostModel
 from hloscope.cost.roofline import roofline
-from hloscope.ir.layout import Layout
+from hloscope.ir.shape import Layout
 from hloscope.ir.shape import Shape
 from hloscope.parser import load, parse_shape
 

@@ -7,7 +7,7 @@ from conftest import corpus_files, fixture_files, needs_corpus, rel
 from irdump import dump_module
 
 from hloscope.parser import ParseError, load
-from hloscope.parser.scan import ScanMiss, scan_text
+from hloscope.parser.fast.scan import ScanMiss, scan_text
 
 
 def _both(path):
@@ -45,8 +45,8 @@ def test_fast_path_handles_real_output_itself(path):
 def _token_route(text: str, path: str):
     """Strict mode's modules built from whole-value tokens, without node positions
     (raises _NeedPositions where only positions give a part's text)."""
-    from hloscope.parser.grammar import lark_parser
-    from hloscope.parser.strict import _Builder
+    from hloscope.parser.grammar.source import lark_parser
+    from hloscope.parser.grammar.strict import _Builder
 
     tree = lark_parser(positions=False).parse(text, start="hlo_file")
     return _Builder(text, path, positions=False).modules(tree)
@@ -76,7 +76,7 @@ ENTRY e {
 
 def test_other_forms_take_the_rules_with_positions():
     from hloscope.parser import parse
-    from hloscope.parser.strict import _NeedPositions
+    from hloscope.parser.grammar.strict import _NeedPositions
 
     with pytest.raises(_NeedPositions):
         _token_route(OTHER_FORMS, "m.hlo")

@@ -83,7 +83,7 @@ def test_every_command_gives_one_located_line(tmp_path, command):
     bad = tmp_path / "broken.hlo"
     bad.write_text(BROKEN[1][1])
     args = [a.format(tmp=tmp_path) for a in command]
-    proc = subprocess.run([sys.executable, "-m", "hloscope.cli", args[0], "--no-cache", str(bad), *args[1:]],
+    proc = subprocess.run([sys.executable, "-m", "hloscope", args[0], "--no-cache", str(bad), *args[1:]],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"{bad}:4:3: error: operand %c of %b is not defined in e")
@@ -93,7 +93,7 @@ def test_every_command_gives_one_located_line(tmp_path, command):
 def test_profile_command_on_garbage(tmp_path):
     bad = tmp_path / "x.trace.json.gz"
     bad.write_bytes(b"\x1f\x8b\x08garbage")
-    proc = subprocess.run([sys.executable, "-m", "hloscope.cli", "profile", str(bad)],
+    proc = subprocess.run([sys.executable, "-m", "hloscope", "profile", str(bad)],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.startswith(f"{bad}: error: truncated or corrupt gzip")
     assert "Traceback" not in proc.stderr
@@ -102,6 +102,6 @@ def test_profile_command_on_garbage(tmp_path):
 def test_debug_shows_the_traceback(tmp_path):
     bad = tmp_path / "broken.hlo"
     bad.write_text(BROKEN[1][1])
-    proc = subprocess.run([sys.executable, "-m", "hloscope.cli", "--debug", "stats", "--no-cache", str(bad)],
+    proc = subprocess.run([sys.executable, "-m", "hloscope", "--debug", "stats", "--no-cache", str(bad)],
                           capture_output=True, text=True)
     assert proc.returncode != 0 and "Traceback" in proc.stderr and "ParseError" in proc.stderr

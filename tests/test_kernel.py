@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from hloscope.cli import app
+from hloscope.cli.app import app
 from hloscope.mlir import DecodeError, decode_custom_call
 from hloscope.mlir.kernels import kernels
 from hloscope.parser import load, parse

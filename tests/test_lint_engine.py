@@ -11,7 +11,7 @@ import pytest
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from hloscope.cli import app
+from hloscope.cli.app import app
 from hloscope.lint import LintError, LintOptions, build_rules, lint_files
 from hloscope.rules.base import InstructionRule, Severity
 from hloscope.rules.config import ConfigError, load_config

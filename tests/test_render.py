@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from hloscope.cli import app
+from hloscope.cli.app import app
 from hloscope.lint import LintOptions, lint_files
 from hloscope.parser import load
 from hloscope.render.graphviz import GraphOptions, render_graph, short_shape

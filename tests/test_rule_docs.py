@@ -7,7 +7,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from hloscope.cli import app
+from hloscope.cli.app import app
 from hloscope.parser import parse
 from hloscope.rules.engine import run
 from hloscope.rules.registry import load_rules

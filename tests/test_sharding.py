@@ -10,7 +10,7 @@ import pytest
 from conftest import CORPUS, FIXTURES, manifest, needs_corpus
 from typer.testing import CliRunner
 
-from hloscope.cli import app
+from hloscope.cli.app import app
 from hloscope.cost.chips import get_chip
 from hloscope.parser import load, parse
 from hloscope.sharding import analyze

@@ -10,7 +10,7 @@ import pytest
 from conftest import CORPUS, FIXTURES, needs_corpus
 from typer.testing import CliRunner
 
-from hloscope.cli import app
+from hloscope.cli.app import app
 from hloscope.lint import LintOptions, lint_files
 from hloscope.parser import load
 from hloscope.trace import TraceError, join, load_profile

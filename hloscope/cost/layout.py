@@ -13,14 +13,24 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import prod
 
-from hloscope.ir.layout import COMBINE_DIM
-from hloscope.ir.shape import UNBOUNDED, Shape, per_shape
+from hloscope.ir.shape import COMBINE_DIM, ELEMENT_BITS, UNBOUNDED, Shape, per_shape
 
 MEMORY_SPACES = {0: "device (HBM)", 1: "VMEM (on-chip)", 5: "host"}
 
 
 def memory_space_name(space: int) -> str:
     return MEMORY_SPACES.get(space, f"memory space {space}")
+
+
+# MLIR's names for the integer types HLO calls s8, s16, s32 (Mosaic kernels print these).
+_MLIR_INTS = {"i1": 8, "i4": 4, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
+
+
+def sublanes(dtype: str) -> int:
+    """Rows of a TPU vreg tile for this element type (HLO or MLIR name): 8 for 32-bit
+    types, 16 for 16-bit, 32 for 8-bit and narrower (a (sublanes, 128) tile is 4 KiB)."""
+    bits = ELEMENT_BITS.get(dtype) or _MLIR_INTS.get(dtype) or 32
+    return 8 * 32 // min(max(bits, 8), 32)
 
 
 def _round_up(n: int, m: int) -> int:
@@ -108,3 +118,26 @@ def padded_bytes(shape: Shape) -> int:
 
 def logical_bytes(shape: Shape) -> int:
     return sum(m.logical_bytes for m in memory_leaves(shape))
+
+
+def shape_facts(shape: Shape) -> dict | None:
+    """`hloscope shape`'s record: logical vs padded size under the layout's tiles (None
+    for a shape with no array data)."""
+    leaves = memory_leaves(shape)
+    if not leaves:
+        return None
+    logical = sum(m.logical_bytes for m in leaves)
+    padded = sum(m.padded_bytes for m in leaves)
+    first = leaves[0]
+    one = len(leaves) == 1
+    return {
+        "shape": shape.text(),
+        "logical_bytes": logical,
+        "padded_bytes": padded,
+        "padded_dims": list(first.padded_dims) if one else [list(m.padded_dims) for m in leaves],
+        "logical_dims": list(first.logical_dims) if one else [list(m.logical_dims) for m in leaves],
+        "ratio": padded / logical if logical else 1.0,
+        "memory_space": first.memory_space,
+        "memory_space_name": memory_space_name(first.memory_space),
+        "tile_levels": [list(t) for t in first.tile_levels],
+    }

@@ -5,7 +5,12 @@ output element; transcendental functions count apart; data movement costs no
 FLOPs. Bytes are operand bytes read plus result bytes written, counted at the
 top level: a fusion reads its operands and writes its result, and the traffic
 between the instructions it fuses stays on chip. while/call/conditional cost
-what they call; a while multiplies by its trip count when the HLO states one.
+what they call; a while multiplies by its trip count when the HLO states one; a
+conditional costs, per quantity, the most any branch costs (XLA's convention).
+
+An instruction the model cannot cost (an opcode it has no formula for, a kernel with no
+cost estimate, dimension attributes that do not fit the shapes) is never counted as
+free: its Cost carries `unknown` (instruction name, reason), which reports show.
 """
 
 from __future__ import annotations
@@ -33,6 +38,17 @@ FREE = frozenset({
     "replica-id", "opt-barrier", "add-dependency", "domain", "constant",
 })
 SLICING = frozenset({"slice", "dynamic-slice", "gather"})
+# Data movement and bookkeeping: no FLOPs (their bytes are counted by CostModel.memory).
+NO_FLOPS = FREE | SLICING | frozenset({
+    "copy", "copy-start", "copy-done", "transpose", "reshape", "broadcast", "concatenate",
+    "pad", "reverse", "iota", "dynamic-update-slice", "scatter", "dynamic-reshape",
+    "all-gather", "all-gather-start", "all-gather-done", "all-to-all", "collective-permute",
+    "collective-permute-start", "collective-permute-done", "collective-broadcast",
+    "all-reduce-done", "reduce-scatter-done", "ragged-all-to-all", "send", "send-done",
+    "recv", "recv-done", "infeed", "outfeed", "get-dimension-size", "set-dimension-size",
+    "optimization-barrier", "async-update", "async-done", "bitcast-convert", "rng-get-and-update-state",
+    "rng-bit-generator", "custom-call-done",
+})
 CONTROL = frozenset({"while", "call", "conditional", "async-start", "async-update", "async-done"})
 
 
@@ -46,6 +62,7 @@ class Cost:
     padded_written: int = 0
     hbm_bytes: int = 0  # padded bytes of operands/results in memory space 0 (device HBM)
     unknown_trip_counts: list[str] = field(default_factory=list)
+    unknown: list[tuple[str, str]] = field(default_factory=list)  # (instruction, why)
 
     @property
     def bytes(self) -> int:
@@ -64,6 +81,23 @@ class Cost:
         self.padded_written += int(other.padded_written * times)
         self.hbm_bytes += int(other.hbm_bytes * times)
         self.unknown_trip_counts.extend(other.unknown_trip_counts)
+        self.unknown.extend(other.unknown)
+
+    @classmethod
+    def most(cls, costs: list[Cost]) -> Cost:
+        """Per quantity, the largest of `costs` (a conditional's branches)."""
+        out = cls()
+        for q in ("flops", "transcendentals", "bytes_read", "bytes_written", "padded_read",
+                  "padded_written", "hbm_bytes"):
+            setattr(out, q, max((getattr(c, q) for c in costs), default=0))
+        for c in costs:
+            out.unknown_trip_counts.extend(c.unknown_trip_counts)
+            out.unknown.extend(c.unknown)
+        return out
+
+
+class UnknownCost(ValueError):
+    """The model has no number it can stand behind for this instruction."""
 
 
 def _elements(shape: Shape) -> int:
@@ -72,6 +106,8 @@ def _elements(shape: Shape) -> int:
 
 def dot_flops(instr: Instruction, lhs: Shape) -> float:
     contracting = instr.attr("lhs_contracting_dims", ())
+    if any(not 0 <= d < lhs.rank for d in contracting):
+        raise UnknownCost(f"lhs_contracting_dims {list(contracting)} do not fit {lhs}")
     k = prod(lhs.dims[d] for d in contracting) if contracting else 1
     return 2.0 * _elements(instr.shape) * k
 
@@ -97,10 +133,12 @@ def convolution_flops(instr: Instruction, lhs: Shape, rhs: Shape) -> float:
     """2 x batch x out-features x in-features x valid window positions (per XLA)."""
     labels = instr.attr("dim_labels")
     if not labels:
-        return 0.0
+        raise UnknownCost("convolution without dim_labels")
     lhs_l, rest = labels.split("_")
     rhs_l, out_l = rest.split("->")
     out = instr.shape
+    if (len(lhs_l), len(rhs_l), len(out_l)) != (lhs.rank, rhs.rank, out.rank):
+        raise UnknownCost(f"dim_labels {labels} do not fit {lhs}, {rhs} -> {out}")
     batch = out.dims[out_l.index("b")]
     out_feat = out.dims[out_l.index("f")]
     in_feat = rhs.dims[rhs_l.index("i")]
@@ -117,6 +155,18 @@ def convolution_flops(instr: Instruction, lhs: Shape, rhs: Shape) -> float:
                                 pick(window.lhs_dilate if window else (), 1),
                                 pick(window.rhs_dilate if window else (), 1))
     return 2.0 * batch * out_feat * in_feat * spatial
+
+
+def _kernel_flops(instr: Instruction) -> tuple[float, float]:
+    """(FLOPs, transcendentals) of a custom call from its kernel's cost estimate."""
+    estimate = kernel_cost_estimate(instr)
+    if not estimate:
+        target = instr.attr("custom_call_target")
+        raise UnknownCost(f"custom-call {target} states no cost_estimate")
+    try:
+        return float(estimate.get("flops", 0)), float(estimate.get("transcendentals", 0))
+    except (TypeError, ValueError):
+        raise UnknownCost(f"cost_estimate {estimate} is not numeric") from None
 
 
 def kernel_cost_estimate(instr: Instruction) -> dict[str, str]:
@@ -139,12 +189,7 @@ class CostModel:
 
     # -- helpers
     def _shape_of(self, comp: Computation, name: str, index: int, instr: Instruction) -> Shape:
-        if index < len(instr.operand_shapes) and instr.operand_shapes[index]:
-            from hloscope.ir.instruction import shape_parser
-
-            assert shape_parser is not None
-            return shape_parser(instr.operand_shapes[index])
-        return comp[name].shape
+        return instr.operand_shape(index) or comp[name].shape
 
     def operand_shapes(self, instr: Instruction) -> list[Shape]:
         comp = self.module.by_name.get(instr.computation)
@@ -161,6 +206,7 @@ class CostModel:
                 total.flops += c.flops
                 total.transcendentals += c.transcendentals
                 total.unknown_trip_counts.extend(c.unknown_trip_counts)
+                total.unknown.extend(c.unknown)
             self._computation_flops[name] = total
         return self._computation_flops[name]
 
@@ -179,7 +225,14 @@ class CostModel:
 
     # -- the model
     def compute(self, instr: Instruction) -> Cost:
-        """FLOPs/transcendentals of one instruction (including what it calls)."""
+        """FLOPs/transcendentals of one instruction (including what it calls); when the
+        model cannot compute them, 0 with the reason in `unknown`."""
+        try:
+            return self._compute(instr)
+        except UnknownCost as e:
+            return Cost(unknown=[(instr.name, str(e))])
+
+    def _compute(self, instr: Instruction) -> Cost:
         op = instr.opcode
         c = Cost()
         out_elems = _elements(instr.shape)
@@ -220,13 +273,13 @@ class CostModel:
             n = shapes[0].num_elements if shapes and shapes[0].is_array else 0
             c.flops = float(n * max(1, (n - 1).bit_length())) if n > 1 else 0.0
         elif op == "custom-call":
-            estimate = kernel_cost_estimate(instr)
-            c.flops = float(estimate.get("flops", 0))
-            c.transcendentals = float(estimate.get("transcendentals", 0))
+            c.flops, c.transcendentals = _kernel_flops(instr)
         elif op == "conditional":
-            branches = [self.computation_compute(n) for n in instr.called_computations]
-            if branches:
-                c.add(max(branches, key=lambda b: b.flops))
+            c.add(Cost.most([self.computation_compute(n) for n in instr.called_computations]))
+        elif op in ("rng",):  # XLA: one transcendental per generated element
+            c.transcendentals = out_elems
+        elif op not in NO_FLOPS and op not in CONTROL:
+            raise UnknownCost(f"no FLOP model for opcode {op}")
         return c
 
     def memory(self, instr: Instruction) -> Cost:
@@ -314,10 +367,9 @@ class CostModel:
         return reads, written
 
     def cost(self, instr: Instruction) -> Cost:
-        try:
-            c = self.compute(instr)
-        except (IndexError, ValueError, TypeError, ZeroDivisionError):
-            c = Cost()  # dims that do not fit the shapes: no FLOPs we can stand behind
+        """FLOPs and bytes of one top-level instruction; `unknown` says when the FLOPs
+        could not be computed (they are then 0 in the totals, and reports say so)."""
+        c = self.compute(instr)
         c.add(self.memory(instr))
         return c
 
@@ -350,8 +402,11 @@ class CostModel:
             elif instr.opcode in ("call", "async-start"):
                 for name in instr.called_computations:
                     self._visit(name, total, times)
-            elif instr.opcode == "conditional":
-                for name in instr.called_computations[:1]:
-                    self._visit(name, total, times)
+            elif instr.opcode == "conditional":  # the costliest branch, per quantity
+                branches = []
+                for name in instr.called_computations:
+                    branches.append(Cost())
+                    self._visit(name, branches[-1], 1.0)
+                total.add(Cost.most(branches), times)
             else:
                 total.add(self.cost(instr), times)

@@ -28,12 +28,13 @@ class Row:
     times: int = 1
     estimated_cycles: int | None = None
     estimated_seconds: float | None = None
+    unknown_cost: str | None = None  # why the FLOPs could not be computed (then 0)
 
     @property
     def t_bound(self) -> float:
         return max(self.t_compute, self.t_memory)
 
-    def to_json(self) -> dict:
+    def to_dict(self) -> dict:
         return asdict(self)
 
 
@@ -58,7 +59,14 @@ class Report:
             "t_memory": t_memory,
             "t_roofline": sum(r.t_bound * r.times for r in self.rows),
             "unknown_trip_counts": self.unknown_trip_counts,
+            "unknown_cost": [{"instruction": name, "reason": why}
+                             for name, why in dict(self.totals.unknown).items()],
         }
+
+    def to_dict(self) -> dict:
+        """The JSON record of `hloscope roofline` for this module."""
+        return {"name": self.module, "totals": self.totals_json(),
+                "instructions": [row.to_dict() for row in self.rows]}
 
 
 def _matmul_dtype(model: CostModel, instr: Instruction) -> str:
@@ -112,6 +120,7 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True) -> Report:
                 bound="compute" if t_compute >= t_memory else "memory",
                 times=times, estimated_cycles=cycles,
                 estimated_seconds=cycles / chip.clock_hz if cycles and chip.clock_hz else None,
+                unknown_cost="; ".join(f"%{n}: {why}" for n, why in c.unknown) or None,
             ))
     return report
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from hloscope.ir.computation import Computation
 from hloscope.ir.instruction import Instruction
-from hloscope.ir.layout import Layout
 from hloscope.ir.module import Module
-from hloscope.ir.shape import Shape
+from hloscope.ir.shape import Layout, Shape
 
 __all__ = ["Computation", "Instruction", "Layout", "Module", "Shape"]

@@ -1,22 +1,34 @@
-"""One HLO instruction. Shape and attribute values are parsed on first use."""
+"""One HLO instruction. Shape and attribute values are read from their text on first use,
+by the `ValueReader` the parser hands each instruction it builds (the IR never imports
+the parser)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from hloscope.ir.shape import Shape
 
-# The parser installs these (the IR never imports the parser). Both are memoized
-# by text, so the 100k instructions of a large dump share a few hundred shapes.
-shape_parser: Callable[[str], Shape] | None = None
-attr_parser: Callable[[Instruction, str, str], Any] | None = None
-# Splits an `attr_text` the fast scanner has already checked into {key: value text};
-# the seeker reads the values of some keys, up to the n-th found, without the rest.
-attr_splitter: Callable[[str], dict[str, str]] | None = None
-attr_seeker: Callable[[str, Collection[str], int], dict[str, str]] | None = None
+
+class ValueReader(Protocol):
+    """Reads values from their text: what a parser gives the instructions it builds.
+    Its reads are memoized by text, so the 100k instructions of a large dump share a
+    few hundred shapes."""
+
+    def shape(self, text: str) -> Shape:
+        """The Shape of a shape's text."""
+
+    def attr(self, instr: Instruction, key: str, text: str) -> Any:
+        """The typed value of attribute `key` of `instr`, whose value text is `text`."""
+
+    def split(self, attr_text: str) -> dict[str, str]:
+        """{key: value text} of an attribute list the scanner has checked (`, k=v, ...`)."""
+
+    def seek(self, attr_text: str, keys: Collection[str], n: int) -> dict[str, str]:
+        """The values of `keys` in an attribute list, reading no further than the n-th found."""
+
 
 # Attribute keys whose values name computations this instruction calls.
 CALL_KEYS = (
@@ -60,13 +72,19 @@ class Instruction:
     computation: str = ""
     _shape: Shape | None = None
     attr_text: str = ""
+    reader: ValueReader | None = None
     _calls: list[str] | None = None
+
+    def _reader(self) -> ValueReader:
+        if self.reader is None:
+            raise ValueError(f"%{self.name} was built without a ValueReader: "
+                             "give it typed values (_shape, _attrs) or a reader")
+        return self.reader
 
     @property
     def attrs(self) -> dict[str, str]:
         if self._attrs is None:
-            assert attr_splitter is not None, "import hloscope.parser first"
-            self._attrs = attr_splitter(self.attr_text) if self.attr_text else {}
+            self._attrs = self._reader().split(self.attr_text) if self.attr_text else {}
         return self._attrs
 
     def may_have(self, key: str) -> bool:
@@ -86,14 +104,12 @@ class Instruction:
             return None
         if text.find(f"{key}=", at + 1) >= 0:  # twice (or inside a string): split it all
             return self.attrs.get(key)
-        assert attr_seeker is not None, "import hloscope.parser first"
-        return attr_seeker(text, (key,), 1).get(key)
+        return self._reader().seek(text, (key,), 1).get(key)
 
     @property
     def shape(self) -> Shape:
         if self._shape is None:
-            assert shape_parser is not None, "import hloscope.parser first"
-            self._shape = shape_parser(self.shape_text)
+            self._shape = self._reader().shape(self.shape_text)
         return self._shape
 
     def attr(self, key: str, default: Any = None) -> Any:
@@ -101,8 +117,7 @@ class Instruction:
         text = self.raw_attr(key)
         if text is None:
             return default
-        assert attr_parser is not None, "import hloscope.parser first"
-        return attr_parser(self, key, text)
+        return self._reader().attr(self, key, text)
 
     @property
     def parameter_number(self) -> int | None:
@@ -131,8 +146,7 @@ class Instruction:
                 if plain is not None:
                     return [plain.group(2)]
             found = CALL_ATTR.findall(text)  # (some may lie inside strings)
-            assert attr_seeker is not None, "import hloscope.parser first"
-            values = attr_seeker(text, _CALL_KEY_SET, len(found))
+            values = self._reader().seek(text, _CALL_KEY_SET, len(found))
         out: list[str] = []
         for key in CALL_KEYS:
             text = values.get(key)
@@ -142,10 +156,14 @@ class Instruction:
             if plain is not None:
                 out.append(plain.group(1))
                 continue
-            assert attr_parser is not None, "import hloscope.parser first"
-            value = attr_parser(self, key, text)
+            value = self._reader().attr(self, key, text)
             out.extend(value if isinstance(value, (list, tuple)) else [value])
         return out
+
+    def operand_shape(self, index: int) -> Shape | None:
+        """The shape printed before operand `index` (`add(f32[2] %a, ...)`), if any."""
+        text = self.operand_shapes[index] if index < len(self.operand_shapes) else None
+        return self._reader().shape(text) if text else None
 
     @property
     def control_predecessors(self) -> list[str]:

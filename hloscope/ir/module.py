@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from hloscope.ir.computation import Computation
 from hloscope.ir.instruction import Instruction
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 
 @dataclass(eq=False, slots=True)
@@ -61,13 +57,6 @@ class Module:
             )
             self._fused = (len(self.computations), names)
         return self._fused[1]
-
-    def graph(self) -> nx.MultiDiGraph:
-        """The instruction graph (see hloscope.graph.build)."""
-        # A convenience entry point: the graph is a derived view built above the IR.
-        from hloscope.graph.build import build_graph
-
-        return build_graph(self)
 
     def __repr__(self) -> str:
         return f"<Module {self.name} ({len(self.computations)} computations)>"

@@ -45,3 +45,6 @@ BINARY_SAME_SHAPE = frozenset({
 # buffer of their own.
 ALIASING = frozenset({"bitcast", "get-tuple-element", "tuple", "opt-barrier", "add-dependency",
                       "while", "call", "conditional"})
+
+# Opcodes whose parentheses hold a literal, not operand names: constant(1), parameter(0).
+LITERAL_OPCODES = frozenset({"constant", "parameter"})

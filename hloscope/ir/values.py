@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from itertools import product
 from math import prod
 
-
 MAX_DEVICES = 1 << 20  # no real mesh is larger; a bound against absurd iota dims
 
 

@@ -29,7 +29,7 @@ class Kernel:
                  if str(c.get("memory_space")) == "1"]
         return max(sizes) if sizes else None
 
-    def to_json(self, with_mlir: bool) -> dict[str, Any]:
+    def to_dict(self, with_mlir: bool = True) -> dict[str, Any]:
         s = self.summary
         out: dict[str, Any] = {
             "instruction": self.instruction.name,
@@ -37,10 +37,10 @@ class Kernel:
             "target": self.target,
             "name": s.name if s else None,
             "grid": s.grid if s else [],
-            "operands": [b.to_json() for b in s.operands] if s else
+            "operands": [b.to_dict() for b in s.operands] if s else
                         [{"shape": str(x), "memory_space": None} for x in self.operand_shapes],
             "result": self.instruction.shape.text(),
-            "scratch": [b.to_json() for b in s.scratch] if s else [],
+            "scratch": [b.to_dict() for b in s.scratch] if s else [],
             "dimension_semantics": s.dimension_semantics if s else [],
             "ops": s.ops if s else {},
             "vmem_bytes": s.vmem_bytes if s else None,

@@ -38,7 +38,7 @@ class Buffer:
         dims = self.block or self.shape
         return prod(dims) * ELEM_BYTES.get(self.dtype, 4)
 
-    def to_json(self) -> dict:
+    def to_dict(self) -> dict:
         return {"role": self.role, "shape": self.shape, "dtype": self.dtype,
                 "memory_space": self.memory_space, "block": self.block, "bytes": self.bytes}
 

@@ -6,9 +6,9 @@ import json
 from functools import cache, lru_cache
 from typing import Any
 
-from hloscope.parser.compact import MISSING, fast_value
-from hloscope.parser.grammar import lark_parser, terminal_regex
-from hloscope.parser.shapes import fast_shape
+from hloscope.parser.fast.compact import MISSING, fast_value
+from hloscope.parser.fast.shapes import fast_shape
+from hloscope.parser.grammar.source import lark_parser, terminal_regex
 from hloscope.parser.text import scalar_text
 
 INT_LIST_KEYS = (
@@ -50,7 +50,7 @@ _SCALAR_TERMINALS = ("INT", "FLOAT", "NAME", "STRING", "SQSTRING", "NEG_SPECIAL"
 
 @cache
 def _builder() -> Any:
-    from hloscope.parser.values import ValueBuilder  # imports Lark
+    from hloscope.parser.grammar.transform import ValueBuilder  # imports Lark
 
     return ValueBuilder()
 

@@ -4,30 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
-from hloscope.ir import Instruction, Module
-from hloscope.parser.attrs import parse_attr
-from hloscope.parser.errors import ParseError, attribute_error, from_lark
-from hloscope.parser.nogc import no_cyclic_gc
-from hloscope.parser.scan import MAX_NESTING, ScanMiss, scan_text
+from hloscope._speed.nogc import no_cyclic_gc
+from hloscope.ir import Module
+from hloscope.parser.errors import ParseError, from_lark
+from hloscope.parser.fast.scan import MAX_NESTING, ScanMiss, scan_text
+from hloscope.parser.reader import lark_errors, locate_attr
 from hloscope.parser.text import nesting_beyond
 from hloscope.parser.validate import validate
-
-
-def _lark_errors() -> tuple[type[Exception], ...]:
-    """Lark's exception classes, imported only once something has gone wrong (the
-    fast path does not load Lark at all)."""
-    from lark.exceptions import LarkError
-
-    return (LarkError,)
-
-
-def _locate_attr(instr: Instruction, key: str, cause: Exception, path: str,
-                 lines: list[str] | None = None, value: str | None = None) -> ParseError:
-    src = lines[instr.line - 1] if lines and 0 < instr.line <= len(lines) else None
-    return attribute_error(key, value, cause, path, instr.line, instr.column, src)
-
 
 # Resource bounds; raise them with these environment variables.
 MAX_FILE_BYTES = int(os.environ.get("HLOSCOPE_MAX_FILE_BYTES", str(4 << 30)))
@@ -43,14 +27,6 @@ def _check_nesting(text: str, path: str) -> None:
         line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
         raise ParseError(f"brackets nested deeper than {MAX_NESTING} "
                          "(HLOSCOPE_MAX_NESTING raises the limit)", path, line, col)
-
-
-def attr_hook(instr: Instruction, key: str, text: str) -> Any:
-    """Installed as the IR's attribute parser: typed value, or a located error."""
-    try:
-        return parse_attr(key, text)
-    except (ValueError, IndexError, KeyError, TypeError, *_lark_errors()) as e:
-        raise _locate_attr(instr, key, e, "", value=text) from e
 
 
 def decode(data: bytes, path: str) -> str:
@@ -77,7 +53,7 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
     The default path scans the skeleton and parses attribute values on first use;
     `strict=True` runs everything through the full grammar and types every
     attribute now. Both give the same IR; errors raise ParseError. The cyclic garbage
-    collector is paused meanwhile (see hloscope.parser.nogc).
+    collector is paused meanwhile (see hloscope._speed.nogc).
     """
     with no_cyclic_gc():
         return _parse(text, path, strict)
@@ -89,7 +65,7 @@ def _parse(text: str, path: str, strict: bool) -> list[Module]:
     if not strict:  # (the scan leaves lines nested deeper than MAX_NESTING to the grammar)
         try:
             modules = scan_text(text, path)
-        except (ScanMiss, ValueError, KeyError, IndexError, TypeError, *_lark_errors()):
+        except (ScanMiss, ValueError, KeyError, IndexError, TypeError, *lark_errors()):
             pass  # the grammar decides: same IR, or a located error
         else:
             validate(modules, text)
@@ -97,8 +73,8 @@ def _parse(text: str, path: str, strict: bool) -> list[Module]:
     _check_nesting(text, path)
     from lark.exceptions import UnexpectedInput, VisitError
 
-    from hloscope.parser.parallel import parse_halves
-    from hloscope.parser.strict import AttributeParseError, force_attributes, parse_strict
+    from hloscope.parser.grammar.halves import parse_halves
+    from hloscope.parser.grammar.strict import AttributeParseError, force_attributes, parse_strict
 
     try:
         modules = parse_halves(text, path) or parse_strict(text, path)
@@ -119,7 +95,7 @@ def _parse(text: str, path: str, strict: bool) -> list[Module]:
         try:
             force_attributes(modules)
         except AttributeParseError as e:
-            raise _locate_attr(e.instr, e.key, e.cause, path, text.splitlines(),
+            raise locate_attr(e.instr, e.key, e.cause, path, text.splitlines(),
                                value=e.instr.attrs.get(e.key)) from None
     validate(modules, text)
     return modules
@@ -146,7 +122,7 @@ def load(path: str | Path, strict: bool = False, data: bytes | None = None,
 
     if data is None:
         data = read(path)
-    k = cache.key(data, "strict" if strict else "fast") if cache.enabled else ""
+    k = cache.key(data, "strict" if strict else "fast") if cache.is_enabled() else ""
     modules = cache.get("modules", k) if k else None
     if modules is not None:
         for m in modules:

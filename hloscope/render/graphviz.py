@@ -20,7 +20,7 @@ import graphviz
 
 from hloscope.cost.category import category
 from hloscope.ir import Computation, Instruction, Module
-from hloscope.rules.util import human_bytes
+from hloscope.units import human_bytes
 
 COLOURS = {
     "matmul": "#9ecae1", "matmul fusion": "#9ecae1", "convolution": "#9ecae1",

@@ -1,4 +1,6 @@
-"""Output formats for lint results: one module per format, `render(name, report)` writes one."""
+"""Everything hloscope prints. Lint results: one module per format (`render(name, report)`
+writes one); every other command: one module of text formatting each (parse, stats,
+roofline, sharding, kernels, profile, shape), fed the same plain data as its JSON output."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from importlib import import_module
 from hloscope.report.common import LintReport
 
 # format name -> the module whose render(report) writes it (imported when used)
-FORMAT_MODULES = {"text": "text", "json": "json_format", "sarif": "sarif", "github": "github"}
+FORMAT_MODULES = {"text": "lint_text", "json": "lint_json", "sarif": "sarif", "github": "github"}
 
 
 def render(name: str, report: LintReport) -> str:

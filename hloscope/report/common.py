@@ -19,6 +19,11 @@ class LintReport:
     notes: list[str] = field(default_factory=list)
     sources: dict[str, list[str]] = field(default_factory=dict)
 
+    def to_dict(self) -> dict:
+        """The JSON output of `hloscope lint`."""
+        return {"version": 1, "findings": [f.to_dict() for f in self.findings],
+                "summary": self.summary()}
+
     def summary(self) -> dict:
         return {
             "files": len(self.files),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hloscope import __version__
+from hloscope._version import __version__
 from hloscope.report.common import LintReport
 from hloscope.rules.base import Severity
 

@@ -6,14 +6,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import IntEnum
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hloscope.ir import Computation, Instruction, Module
+from hloscope.resources import rule_docs_dir
 
 if TYPE_CHECKING:
     from hloscope.cost.chips import Chip
     from hloscope.cost.ops import CostModel
+
+
+MATMUL = frozenset({"dot", "convolution"})
 
 
 class Severity(IntEnum):
@@ -61,7 +64,7 @@ class Finding:
         c = self.cost
         return c.get("measured_seconds") or c.get("est_seconds") or c.get("bytes_wasted", 0) * 1e-12
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "code": self.code, "name": self.name, "severity": str(self.severity),
             "message": self.message, "file": self.file, "line": self.line,
@@ -113,6 +116,40 @@ class RuleContext:
 
     def users(self, instr: Instruction) -> list[Instruction]:
         return self._users.get((instr.computation, instr.name), [])
+
+    @cached_property
+    def loop_trips(self) -> dict[str, int]:
+        """Trip count of each while body computation, by name (0: the loop states none)."""
+        out: dict[str, int] = {}
+        for comp in self.module.computations:
+            for instr in comp.instructions:
+                if instr.opcode == "while":
+                    body = instr.attr("body")
+                    if body is not None and body not in out:
+                        out[body] = self.model.trip_count(instr) or 0
+        return out
+
+    @cached_property
+    def matmul_computations(self) -> frozenset[str]:
+        """Computations that hold a dot or convolution."""
+        return frozenset(c.name for c in self.module.computations
+                         if any(i.opcode in MATMUL for i in c.instructions))
+
+    @cached_property
+    def collectives(self) -> list:
+        """The module's collectives (hloscope.sharding.analyze), analysed once."""
+        from hloscope.sharding import analyze
+
+        return analyze(self.module, self.chip)[1]
+
+    @cached_property
+    def kernels(self) -> list:
+        """The module's decoded custom-call kernels that have a summary."""
+        if not any(i.opcode == "custom-call" for c in self.module.computations for i in c.instructions):
+            return []  # (no kernels: the MLIR machinery is not even imported)
+        from hloscope.mlir.kernels import kernels
+
+        return [k for k in kernels(self.module, self.model.operand_shapes) if k.summary is not None]
 
     def computation(self, instr: Instruction) -> Computation:
         return self.module[instr.computation]
@@ -181,15 +218,6 @@ class ModuleRule(Rule):
         raise NotImplementedError
 
 
-def docs_dir() -> Path:
-    """rules/ docs: shipped in the wheel, else the repository's rules/ folder."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "_rules", here.parent / "rules"):
-        if candidate.is_dir():
-            return candidate
-    return here.parent / "rules"
-
-
 def rule_doc(code: str, name: str) -> str:
-    path = docs_dir() / f"{code}-{name}.md"
+    path = rule_docs_dir() / f"{code}-{name}.md"
     return path.read_text(encoding="utf-8") if path.is_file() else f"# {code} {name}\n\n(no documentation)\n"

@@ -1,18 +1,21 @@
-"""Rule discovery: hloscope's own rule modules plus the `hloscope.rules` entry points."""
+"""The one way rules are known: `@register` on the class. hloscope's own rules are the
+modules of this package named by their code (`h001_defensive_copy.py`), found by that
+name; third-party rules come from `hloscope.rules` entry points and register the same way."""
 
 from __future__ import annotations
 
-import os
-import sys
+import re
 from functools import cache
 from importlib import import_module
+from pathlib import Path
 
+from hloscope._speed.plugins import may_have_plugins
 from hloscope.rules.base import Rule
 
 REGISTRY: dict[str, type[Rule]] = {}
 
-# Modules holding hloscope's own rule families (imported to register them).
-BUILTIN_FAMILIES = ("copies", "padding", "matmul", "duplicates", "layout_chain", "collectives", "kernel", "trace_rules")
+# A built-in rule's module: its code in lower case, then its name (h001_defensive_copy).
+RULE_MODULE = re.compile(r"([hkt]\d{3})_[a-z0-9_]+\.py")
 
 
 def register(cls: type[Rule]) -> type[Rule]:
@@ -24,12 +27,18 @@ def register(cls: type[Rule]) -> type[Rule]:
     return cls
 
 
+def builtin_modules() -> list[str]:
+    """The module names of hloscope's own rules, in code order."""
+    here = Path(__file__).parent
+    return sorted(p.stem for p in here.iterdir() if RULE_MODULE.fullmatch(p.name))
+
+
 @cache
 def load_rules() -> dict[str, type[Rule]]:
-    """All rules by code: built-in families, then third-party entry points."""
-    for family in BUILTIN_FAMILIES:
-        import_module(f"hloscope.rules.{family}")
-    if not _may_have_plugins():
+    """All rules by code: hloscope's own, then third-party entry points."""
+    for name in builtin_modules():
+        import_module(f"hloscope.rules.{name}")
+    if not may_have_plugins():
         return dict(sorted(REGISTRY.items()))
     from importlib import metadata
 
@@ -38,28 +47,3 @@ def load_rules() -> dict[str, type[Rule]]:
         for rule in loaded if isinstance(loaded, (list, tuple)) else [loaded]:
             register(rule)
     return dict(sorted(REGISTRY.items()))
-
-
-def _may_have_plugins() -> bool:
-    """False only when no installed distribution on sys.path declares `hloscope.rules`
-    entry points (a direct look at their entry_points.txt: importlib.metadata takes
-    ~15 ms to say the same). Anything unusual on sys.path: ask importlib.metadata."""
-    for base in sys.path:
-        try:
-            entries = os.scandir(base or ".")
-        except (NotADirectoryError, FileNotFoundError):
-            if os.path.isfile(base):  # a zip on sys.path may hold distributions
-                return True
-            continue
-        except OSError:
-            return True
-        with entries:
-            for entry in entries:
-                if entry.name.endswith((".dist-info", ".egg-info")):
-                    try:
-                        with open(os.path.join(entry.path, "entry_points.txt"), encoding="utf-8") as f:
-                            if "[hloscope.rules]" in f.read():
-                                return True
-                    except OSError:
-                        continue
-    return False

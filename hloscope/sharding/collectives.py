@@ -14,7 +14,14 @@ from hloscope.cost.chips import Chip
 from hloscope.cost.ops import FREE, CostModel
 from hloscope.ir import Computation, Instruction, Module, Shape
 from hloscope.ir.values import ReplicaGroups
-from hloscope.sharding.mesh import Mesh, device_count, factor_group, infer_mesh, named_axes, sdy_mesh
+from hloscope.sharding.mesh import (
+    Mesh,
+    device_count,
+    factor_group,
+    infer_mesh,
+    named_axes,
+    sdy_mesh,
+)
 
 BASE_OPS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
             "collective-broadcast", "ragged-all-to-all")
@@ -59,7 +66,7 @@ class Collective:
     line: int = 0
     column: int = 0
 
-    def to_json(self) -> dict:
+    def to_dict(self) -> dict:
         out = asdict(self)
         out["async"] = out.pop("is_async")
         return out

@@ -29,7 +29,7 @@ class Mesh:
     axes: list[MeshAxis] = field(default_factory=list)
     source: str = "inferred"  # "sdy" | "replica_groups" | "inferred"
 
-    def to_json(self) -> dict:
+    def to_dict(self) -> dict:
         return {"devices": self.devices, "source": self.source,
                 "axes": [{"name": a.name, "size": a.size, "stride": a.stride} for a in self.axes]}
 

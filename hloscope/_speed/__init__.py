@@ -1,0 +1,24 @@
+"""Every process-level speed trick hloscope uses, behind one switch.
+
+Nothing here changes a result: each trick has a plain path that gives the same output,
+and `HLOSCOPE_PLAIN=1` in the environment takes the plain path everywhere (the test
+suite runs once that way in CI). The rest of the package calls these helpers and never
+reaches into the interpreter itself.
+
+| trick | module | plain path |
+| --- | --- | --- |
+| cyclic garbage collector paused while parsing | nogc | collector left alone |
+| compiled regular expressions kept on disk (CPython's private `re` internals) | regex_cache | `re.compile` |
+| collector thresholds raised and `os._exit` after a CLI command | process | defaults, `sys.exit` |
+| a large module parsed or counted in two processes | process (may_fork, may_spawn), fork | one process |
+| installed distributions scanned for rule plug-ins without importlib.metadata | plugins | importlib.metadata |
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def enabled() -> bool:
+    """False when HLOSCOPE_PLAIN=1 (read each time, so a test can set it)."""
+    return os.environ.get("HLOSCOPE_PLAIN", "") in ("", "0")

@@ -1,0 +1,71 @@
+"""Process-level settings: the collector's thresholds, leaving without teardown, and
+whether work may go to a second process.
+
+`run_command` is how the console entry runs a command: as mypy does, it makes the
+cyclic garbage collector run far less often (a command allocates a few hundred thousand
+objects, almost none in cycles) and leaves with `os._exit` after flushing, instead of
+freeing a large parsed module object by object (~0.04 s for a 5 MB dump).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+from hloscope._speed import enabled
+
+_spawn = {"allowed": False}
+
+
+def allow_spawn(allowed: bool = True) -> None:
+    """Say that this process's main module is guarded (`if __name__ == "__main__":`), so
+    a spawned worker, which re-imports it, is safe. The CLI says so; a library caller may."""
+    _spawn["allowed"] = allowed
+
+
+def may_spawn() -> bool:
+    """Whether a second process may be spawned for speed: allowed, tricks on, two cores,
+    and a main module a worker can re-import (not one read from stdin)."""
+    if not (_spawn["allowed"] and enabled() and (os.cpu_count() or 1) >= 2):
+        return False
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    return main_file is None or os.path.exists(main_file)
+
+
+def may_fork() -> bool:
+    """Whether this process may fork a helper for speed: tricks on, Linux, two cores, and a
+    single thread, native ones included (a child of a threaded process may inherit held
+    locks)."""
+    if not enabled() or (os.cpu_count() or 1) < 2:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def run_command(main: Callable[[], object]) -> int:
+    """Run `main` (a CLI app) and return its exit code; with the tricks on, never returns:
+    flushes and leaves at once."""
+    import gc
+
+    if enabled():
+        gc.set_threshold(200_000, 30, 30)
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            code = e.code or 0
+        else:
+            print(e.code, file=sys.stderr)
+            code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # a closed pipe: nothing left to say
+            pass
+    if enabled():
+        os._exit(code)
+    return code

@@ -1,0 +1,130 @@
+"""The public Python API, for notebooks and scripts (what `import hloscope` offers):
+
+    import hloscope
+    m = hloscope.load("module.hlo.txt")       # also HLO text, or a jax Compiled/Lowered
+    m.stats(); m.roofline(chip="v5e"); m.lint(select=["H0"]); m.kernels(); m.graph()
+    hloscope.load_profile("trace_dir/").join(m)
+
+Results are plain dataclasses with to_dict(), the same objects the CLI's JSON is built from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hloscope.ir import Module
+
+
+def _text_of(source: Any) -> tuple[str | None, str]:
+    """(HLO text or None for a path, a name for messages) of what load() was given."""
+    if isinstance(source, Path):
+        return None, str(source)
+    if isinstance(source, str):
+        if "\n" in source or source.lstrip().startswith("HloModule"):
+            return source, "<string>"
+        return None, source
+    as_text = getattr(source, "as_text", None)
+    if callable(as_text):  # jax.stages.Compiled; Lowered prints StableHLO, so compile it
+        if hasattr(source, "compile") and not hasattr(source, "cost_analysis"):
+            source = source.compile()
+        return source.as_text(), f"<{type(source).__name__}>"
+    raise TypeError(f"hloscope.load takes a path, HLO text or a jax Compiled/Lowered object, "
+                    f"not {type(source).__name__}")
+
+
+def load_all(source: Any, strict: bool = False) -> list[Program]:
+    """Every module of a file, text or jax object (a file may hold several)."""
+    from hloscope.parser import load as load_file
+    from hloscope.parser import parse
+
+    text, name = _text_of(source)
+    modules = load_file(name, strict=strict) if text is None else parse(text, name, strict=strict)
+    return [Program(m) for m in modules]
+
+
+def load(source: Any, strict: bool = False) -> Program:
+    """The one module of a file, HLO text, or jax Compiled/Lowered object (whose
+    `as_text()` after compilation is the HLO). Raises hloscope.ParseError on bad input."""
+    programs = load_all(source, strict)
+    if len(programs) != 1:
+        raise ValueError(f"{len(programs)} modules in the input; use hloscope.load_all")
+    return programs[0]
+
+
+@dataclass
+class Program:
+    """One HLO module and the analyses on it."""
+
+    module: Module
+
+    @property
+    def name(self) -> str:
+        return self.module.name
+
+    def stats(self, per_computation: bool = True):
+        """Opcode, fusion-kind and custom-call counts and memory facts (ModuleStats)."""
+        from hloscope.stats import stats
+
+        return stats(self.module, per_computation)
+
+    def roofline(self, chip: str = "v5e", trip_counts: bool = True):
+        """Per-instruction FLOPs, bytes and roofline time on a chip (cost.roofline.Report)."""
+        from hloscope.cost.chips import get_chip
+        from hloscope.cost.roofline import roofline
+
+        return roofline(self.module, get_chip(chip), trip_counts=trip_counts)
+
+    def lint(self, select: list[str] | None = None, ignore: list[str] | None = None,
+             chip: str | None = None, trace: Trace | None = None):
+        """Findings of the selected rules (a LintReport: .findings, .notes, to_dict())."""
+        from hloscope.lint import LintOptions, lint_modules
+
+        opts = LintOptions(select=select, ignore=list(ignore or []), chip=chip)
+        return lint_modules([self.module], opts,
+                            trace=trace.join(self) if trace is not None else None)
+
+    def kernels(self) -> list:
+        """Decoded custom-call kernels (Pallas/Mosaic bodies, grid, blocks, VMEM)."""
+        from hloscope.mlir.kernels import kernels
+
+        return kernels(self.module)
+
+    def sharding(self, chip: str = "v5e"):
+        """(mesh, collectives) of the module: groups, axes, bytes, ICI time."""
+        from hloscope.cost.chips import get_chip
+        from hloscope.sharding import analyze
+
+        return analyze(self.module, get_chip(chip))
+
+    def graph(self):
+        """The instruction graph (a networkx MultiDiGraph; see hloscope.graph)."""
+        from hloscope.graph import build_graph
+
+        return build_graph(self.module)
+
+    def __repr__(self) -> str:
+        return f"<hloscope.Program {self.module.name} ({len(self.module.computations)} computations)>"
+
+
+@dataclass
+class Trace:
+    """A loaded profile (jax.profiler output, XProf hlo_stats JSON)."""
+
+    profile: Any
+
+    def join(self, program: Program | Module):
+        """Measured statistics per instruction of the program (trace.TraceIndex)."""
+        from hloscope.trace import join
+
+        module = program.module if isinstance(program, Program) else program
+        return join(self.profile, [module])
+
+
+def load_profile(path: str | Path) -> Trace:
+    """A profile: a directory of jax.profiler output, *.xplane.pb, *.trace.json.gz, or
+    XProf hlo_stats JSON. Raises hloscope.trace.TraceError on bad input."""
+    from hloscope.trace import load_profile as load_trace
+
+    return Trace(load_trace(path))

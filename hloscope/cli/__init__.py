@@ -1,0 +1,21 @@
+"""The `hloscope` command line: one module per command (typer only: parse arguments,
+call the API, pick a formatter from hloscope.report, exit code); common.py holds the
+load/cache/error wrapper they share."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+
+def run() -> NoReturn:
+    """The console entry point (see hloscope._speed.process.run_command)."""
+    import sys
+
+    from hloscope._speed.process import allow_spawn, run_command
+    from hloscope.cli.app import app
+
+    allow_spawn()  # (our main module is guarded: workers may re-import it)
+    sys.exit(run_command(app))
+
+
+__all__ = ["run"]

@@ -1,0 +1,6 @@
+"""`python -m hloscope.cli`."""
+
+from hloscope.cli import run
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,180 @@
+"""What every command shares: option types, the load/cache/error wrapper, exits.
+
+Exit codes: 0 success (lint: nothing at or above --fail-on), 1 findings,
+2 usage or input error (printed as FILE:LINE:COL: error: ... and the source line).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+T = TypeVar("T")
+
+_state: dict[str, Any] = {"debug": False, "file": ""}
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+FileArg = Annotated[Path, typer.Argument(help="An HLO text file (as XLA dumps or prints it).")]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Parse everything through the full grammar now.")
+]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help=(
+        "Do not read or write the on-disk cache of parsed modules and findings."))
+]
+ChipOpt = Annotated[str, typer.Option("--chip", "-c", help=(
+    "Chip from the table: v4, v5e, v5p, v6e, v7x, h100, h200, cpu."))]
+
+
+def set_debug(debug: bool) -> None:
+    _state["debug"] = debug
+
+
+def note_file(path: Path | str) -> None:
+    """The file now being read: named in errors raised later by values parsed on first use."""
+    _state["file"] = str(path)
+
+
+def fail(message: str) -> NoReturn:
+    typer.echo(message, err=True)
+    raise typer.Exit(2)
+
+
+def fail_located(e) -> NoReturn:
+    """Exit 2 with a ParseError's located line (--debug: the traceback instead)."""
+    if _state["debug"]:
+        raise e
+    fail(e.render())
+
+
+def use_cache(no_cache: bool) -> None:
+    from hloscope import cache
+
+    cache.set_enabled(not no_cache)
+
+
+# Parses expected to take a second or more (~30 MB/s fast, ~3 MB/s strict) say so on a
+# terminal while they run.
+NOTICE_BYTES = {False: 32 << 20, True: 3 << 20}
+
+
+@contextmanager
+def parsing_notice(path: Path, strict: bool) -> Iterator[None]:
+    """`parsing FILE (N MB)...` on stderr while a long parse runs, when it is a terminal."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    shown = size >= NOTICE_BYTES[strict] and sys.stderr.isatty()
+    if shown:
+        sys.stderr.write(f"parsing {path} ({size / 1e6:.0f} MB{', strict' if strict else ''})...")
+        sys.stderr.flush()
+    try:
+        yield
+    finally:
+        if shown:
+            sys.stderr.write("\r\033[K")  # the line cleared: output follows as usual
+            sys.stderr.flush()
+
+
+def load_file(path: Path, strict: bool = False, read: tuple[bytes, str] | None = None) -> list:
+    """The file's modules, or exit 2 with the located error; `read`: (bytes, text) of
+    the file when the caller has read it."""
+    from hloscope.parser import ParseError, load
+
+    note_file(path)
+    try:
+        with parsing_notice(path, strict):
+            if read is not None:
+                return load(path, strict=strict, data=read[0], text=read[1])
+            return load(path, strict=strict)
+    except ParseError as e:
+        fail_located(e)
+
+
+def loaded(file: Path, no_cache: bool, strict: bool = False) -> list:
+    """The one wrapper commands start with: cache choice, then the file's modules."""
+    use_cache(no_cache)
+    return load_file(file, strict)
+
+
+def guard(fn: Callable[..., T], *args: Any) -> T:
+    """Run fn; a located error exits 2 with one line, anything else too (unless --debug)."""
+    from hloscope.parser import ParseError
+
+    try:
+        return fn(*args)
+    except ParseError as e:
+        if not e.path or e.path == "<string>":  # raised by a value parsed on first use
+            e.path = _state.get("file", "")
+            if e.source_line is None and e.line > 0 and e.path:
+                import linecache
+
+                line = linecache.getline(e.path, e.line)
+                if line:
+                    e.attach_source(line.rstrip("\n"))
+        fail_located(e)
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except Exception as e:  # noqa: BLE001 - never a traceback for a user's file
+        if _state["debug"]:
+            raise
+        fail(f"error: internal error ({type(e).__name__}: {e}); rerun with --debug for details")
+
+
+def chip(name: str):
+    """A chip from the table, or a usage error naming the known ones."""
+    from hloscope.cost.chips import get_chip
+
+    try:
+        return get_chip(name)
+    except KeyError as e:
+        fail(f"error: {e.args[0]}")
+
+
+def emit_json(payload: object) -> None:
+    json.dump(payload, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+def emit_text(text: str) -> None:
+    if text:
+        typer.echo(text)
+
+
+def split_list(values: list[str] | None) -> list[str] | None:
+    """`--select A,B --select C` -> [A, B, C]."""
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def progress_bar() -> Callable[[int, int], None] | None:
+    """A progress callback drawing on stderr when it is a terminal (nothing in CI logs)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if total < 2:
+            return
+        width = 30
+        filled = width * done // total
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show

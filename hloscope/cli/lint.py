@@ -1,0 +1,90 @@
+"""`hloscope lint`: rule findings for HLO files and dump folders."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hloscope.cli.common import (
+    NoCacheOpt,
+    StrictOpt,
+    fail,
+    guard,
+    progress_bar,
+    split_list,
+    use_cache,
+)
+
+
+class LintFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+def lint(
+    files: Annotated[list[Path], typer.Argument(help="HLO text files, or folders of XLA dumps.")],
+    format: Annotated[LintFormat, typer.Option("--format", "-f", help="Output format.")] = LintFormat.text,
+    select: Annotated[list[str] | None, typer.Option("--select", help="Rules to run: codes, prefixes (H0), names, ALL. Comma-separated or repeated.")] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip, same forms as --select.")] = None,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 when a finding is at or above: error, warning, info. [default: warning]")] = None,
+    chip: Annotated[str | None, typer.Option("--chip", "-c", help="Target chip (v5e, v6e, ...): MXU size and time estimates.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="hloscope.toml or pyproject.toml to use (default: nearest one).")] = None,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="Ignore findings recorded in this baseline file.")] = None,
+    write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Record the current findings as the baseline and exit 0.")] = None,
+    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
+    trace: Annotated[Path | None, typer.Option("--trace", help="A jax.profiler profile: findings gain measured time; trace rules run.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core when there is enough HLO to repay their start-up, else 1).")] = 0,
+    strict: StrictOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Check HLO files against hloscope's rules and report findings.
+
+    Examples:
+
+      hloscope lint fixtures/tpu/transformer_v5p.hlo.txt
+
+      hloscope lint --select H001,H002 --fail-on error dump/*.txt
+
+      hloscope lint --format sarif module.hlo.txt > results.sarif
+
+      hloscope lint xla_dump_dir/        (its *after_optimizations.txt, in parallel)
+    """
+    use_cache(no_cache)
+    from hloscope.lint import LintError, auto_jobs, exit_code, lint_files, merge
+    from hloscope.report import render
+    from hloscope.rules.base import Severity
+    from hloscope.rules.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(config)
+        opts = merge(cfg, split_list(select), split_list(ignore), chip)
+        threshold = Severity.parse(fail_on or cfg.fail_on)
+    except (ConfigError, ValueError) as e:
+        fail(f"error: {e}")
+    opts.strict = strict
+    opts.baseline = baseline
+    opts.trace = trace
+    bar = progress_bar()
+
+    def run():
+        try:
+            workers = jobs if jobs > 0 else auto_jobs(files)
+            return lint_files(files, opts, jobs=workers, progress=bar)
+        except LintError as e:
+            fail(f"error: {e}")
+
+    report = guard(run)
+    if write_baseline is not None:
+        from hloscope.rules.baseline import write_baseline as write
+
+        write(write_baseline, report.findings)
+        typer.echo(f"wrote {len(report.findings)} finding(s) to {write_baseline}", err=True)
+        raise typer.Exit(0)
+    sys.stdout.write(render(format.value, report))
+    raise typer.Exit(0 if exit_zero else exit_code(report, threshold))

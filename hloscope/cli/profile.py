@@ -1,0 +1,59 @@
+"""`hloscope profile`: measured time per instruction and category, vs. the roofline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hloscope.cli.common import (
+    Format,
+    FormatOpt,
+    NoCacheOpt,
+    emit_json,
+    emit_text,
+    fail,
+    guard,
+    load_file,
+    use_cache,
+)
+
+
+def profile(
+    trace: Annotated[Path, typer.Argument(help="A profile: directory, *.xplane.pb, *.trace.json.gz, or XProf hlo_stats JSON.")],
+    hlo: Annotated[list[Path] | None, typer.Option("--hlo", help="HLO file(s) of the profiled program (repeatable).")] = None,
+    chip_name: Annotated[str | None, typer.Option("--chip", "-c", help="Chip for the roofline (default: detected from the trace).")] = None,
+    format: FormatOpt = Format.text,
+    top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 25,
+    max_bytes: Annotated[int, typer.Option("--max-bytes", help="Largest (decompressed) profile to read.")] = 2 << 30,
+    max_events: Annotated[int, typer.Option("--max-events", help="Most op events to read.")] = 50_000_000,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """The HLO op profile: measured time per instruction and category, vs. the roofline.
+
+    Example: hloscope profile /tmp/jax-trace --hlo module.hlo.txt
+    """
+    use_cache(no_cache)
+    from hloscope.trace import TraceError, join, load_profile
+    from hloscope.trace.report import detect_chip, profile_report
+
+    try:
+        prof = load_profile(trace, max_bytes=max_bytes, max_events=max_events)
+    except TraceError as e:
+        fail(str(e) if e.path else f"{trace}: error: {e}")
+    modules = [m for path in (hlo or []) for m in load_file(path)]
+
+    def run() -> None:
+        from hloscope.cost.chips import get_chip
+        from hloscope.report.profile import profile_text
+
+        spec = get_chip(chip_name) if chip_name else detect_chip(prof.device_kind)
+        index = join(prof, modules)
+        report = profile_report(prof, index, modules, spec)
+        if format == Format.json:
+            emit_json(report)
+        else:
+            emit_text(profile_text(str(trace), prof, report, spec, bool(modules), top))
+
+    guard(run)

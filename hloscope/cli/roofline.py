@@ -1,0 +1,48 @@
+"""`hloscope roofline`: per-instruction FLOPs, bytes and time bound on a chip."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hloscope.cli.common import (
+    ChipOpt,
+    FileArg,
+    Format,
+    FormatOpt,
+    NoCacheOpt,
+    chip,
+    emit_json,
+    emit_text,
+    guard,
+    loaded,
+)
+
+
+def roofline(
+    file: FileArg,
+    chip_name: ChipOpt = "v5e",
+    format: FormatOpt = Format.text,
+    top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 20,
+    no_trip_counts: Annotated[bool, typer.Option("--no-trip-counts", help="Count loop bodies once (XLA's cost_analysis convention).")] = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Per-instruction FLOPs, bytes, intensity and compute/memory time on a chip.
+
+    Example: hloscope roofline fixtures/tpu/transformer_v5p.hlo.txt --chip v5p
+    """
+    spec = chip(chip_name)
+    modules = loaded(file, no_cache)
+
+    def run() -> None:
+        from hloscope.cost.roofline import roofline as build
+        from hloscope.report.roofline import roofline_text
+
+        records = [build(m, spec, trip_counts=not no_trip_counts).to_dict() for m in modules]
+        if format == Format.json:
+            emit_json({"version": 1, "chip": spec.key, "modules": records})
+        else:
+            emit_text(roofline_text(records, {"name": spec.name, "ridge": spec.ridge}, top))
+
+    guard(run)

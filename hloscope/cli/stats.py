@@ -1,0 +1,75 @@
+"""`hloscope stats`: opcode, fusion-kind and custom-call counts, memory facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hloscope.cli.common import (
+    FileArg,
+    Format,
+    FormatOpt,
+    NoCacheOpt,
+    StrictOpt,
+    emit_json,
+    emit_text,
+    fail_located,
+    guard,
+    load_file,
+    note_file,
+    parsing_notice,
+    use_cache,
+)
+
+
+def _counted_in_halves(path: Path, every: bool) -> tuple[list[dict] | None, tuple[bytes, str] | None]:
+    """(stats counted on two cores or None, the file's bytes and text for load_file)."""
+    from hloscope.parser import ParseError
+    from hloscope.parser.load import decode, read
+    from hloscope.stats.halves import stats_in_halves
+
+    note_file(path)
+    try:
+        data = read(path)
+        text = decode(data, str(path))
+    except ParseError as e:
+        fail_located(e)
+    with parsing_notice(path, False):
+        return stats_in_halves(text, str(path), every), (data, text)
+
+
+def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = False,
+          per_computation: Annotated[bool, typer.Option(
+              "--per-computation", help="Also list every computation's counts (text format).")] = False,
+          no_cache: NoCacheOpt = False,
+          jobs: Annotated[int, typer.Option("--jobs", "-j", help=(
+              "1: one process. Otherwise, with --no-cache, a single module of 2 MB or more is "
+              "counted in two halves on two cores (the same result)."))] = 0) -> None:
+    """Count opcodes, fusion kinds and custom-call targets per module and computation.
+
+    Example: hloscope stats fixtures/tpu/transformer_v5p.hlo.txt
+    """
+    use_cache(no_cache)
+    every = per_computation or format == Format.json  # JSON always carries the list
+    # without the cache, a large module is counted on two cores (hloscope.stats.halves);
+    # with it, the parsed module is kept for the next run instead
+    halves = no_cache and not strict and jobs != 1
+    counted, read = _counted_in_halves(file, every) if halves else (None, None)
+    modules = load_file(file, strict, read) if counted is None else []
+
+    def run() -> None:
+        from hloscope.report.stats import stats_text
+        from hloscope.stats import ModuleStats
+        from hloscope.stats import stats as module_stats
+
+        found = ([ModuleStats.from_record(r) for r in counted] if counted
+                 else [module_stats(m, every) for m in modules])
+        records = [s.to_dict() for s in found]
+        if format == Format.json:
+            emit_json({"version": 1, "modules": records})
+        else:
+            emit_text(stats_text(records, per_computation))
+
+    guard(run)

@@ -1,0 +1,121 @@
+"""The regular expressions of the fast path, and the attribute-list reads that rely on
+what the whole-line pattern has checked.
+
+`LINE`'s size is kept in check (see the nesting comment below): its first compile in a
+process, before hloscope._speed.regex_cache keeps it, costs ~10 ms per 10 KB. The split
+and seek patterns only find value ends in text LINE has already accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from functools import cache
+
+from hloscope._speed import regex_cache
+from hloscope.ir.instruction import NAME
+
+# The whole-line pattern of the fast path. Strings may not span lines; a `/` or `'`
+# outside strings (comments, odd quoting) leaves the line to the line scanner, which
+# strips comments first. Bracketed values must pair exactly, so every nesting level
+# copies the level below once per bracket kind it allows: the pattern is kept small by
+# allowing 3 levels of any kind, or 8 of the shape protobuf JSON takes in backend_config:
+# objects and arrays 5 deep, then {, [, { (1 + 7 levels).
+# Values nested otherwise (rare) also go to the line scanner.
+_STR = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+# (ASCII control characters, which no HLO token holds, also leave a line to the line
+# scanner, which leaves the file to the grammar: it says where)
+_CTRL = r"\x00-\x08\x0b-\x1f\x7f"
+_PLAIN = rf"[^()\[\]{{}}\"'/\n{_CTRL}]"
+_PAIRS = {"(": r"\((?:{})*+\)", "[": r"\[(?:{})*+\]", "{": r"\{{(?:{})*+\}}"}
+
+
+def _nested(levels: list[str]) -> str:
+    """Bracketed text nested len(levels) deep; levels[k] = the bracket kinds at depth k+1."""
+    inner = _PLAIN + "++"
+    for kinds in reversed(levels):
+        inner = "(?:" + "|".join([_PLAIN + "++", _STR, *(_PAIRS[k].format(inner) for k in kinds)]) + ")"
+    return inner
+
+
+_JSON_LEVELS = ["[{"] * 4 + ["{", "[", "{"]
+# At the top level of a value, no blank before a `key=`: `kind=kLoop calls=%f` (a lost
+# comma) is not one value (`mesh[...] {...}` replica groups do have a blank).
+_KEY_AHEAD = rf"[ \t]*%?{NAME}[ \t]*="
+_VALUE = ("(?:" + "|".join([rf"[^,()\[\]{{}}\"'/\n \t{_CTRL}]++", rf"[ \t]++(?!{_KEY_AHEAD})", _STR,
+                            *(_PAIRS[k].format(_nested(["([{"] * 2)) for k in "([{"),
+                            _PAIRS["{"].format(_nested(_JSON_LEVELS))]) + ")++")
+_BARE = NAME + "+"  # `*+`, possessive: no name is followed by a name character
+_SHAPE = (r"[a-z][a-z0-9]*\[[^\]/\n]*\](?:\{[^{}/\n]*\})?"
+          r"|\((?:[^()/\n]|\((?:[^()/\n]|\([^()/\n]*\))*\))*\)")
+_PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
+_HEADER_BODY = (rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
+                rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*")
+HEADER = regex_cache.compile(_HEADER_BODY + "$")
+# The attribute list (group 8). XLA prints backend_config last, and a dump repeats a few
+# hundred of them thousands of times (a third of a TPU dump's text): from it on, the rest
+# of the line is taken as group 9 here, and checked by `TAIL` once per distinct text.
+_INSTRUCTION = (
+    rf"([ \t]*)(ROOT[ \t]+)?%?({_BARE})[ \t]*=[ \t]*({_SHAPE})[ \t]+({_BARE})"
+    rf"\((?:((?:%?{_BARE}(?:,[ \t]*%?{_BARE})*)?)|([^()/\n]*))\)"
+    rf"((?:,[ \t]*(?!backend_config=){_BARE}={_VALUE})*(?:,[ \t]*backend_config=([^\n]*))?)[ \t]*"
+)
+# One line of the fast path: an instruction (groups 1-9), a computation header (10-17),
+# a bare closing brace (18) or a blank line (no group).
+LINE = regex_cache.compile(rf"^(?:{_INSTRUCTION}|{_HEADER_BODY}|(\}})[ \t]*|[ \t]*)$", re.M)
+HEAD_GROUP, CLOSE_GROUP = 10, LINE.groups
+# An instruction line LINE takes is one the whole-line check takes when its group 9
+# (if any) is a value and the attributes after it.
+TAIL = regex_cache.compile(rf"{_VALUE}(?:,[ \t]*{_BARE}={_VALUE})*[ \t]*")
+# Splitting an attribute list `LINE` has accepted: its brackets are known to pair up,
+# so one bracket class per level finds the same value ends (and the pattern stays small).
+_ANY_PAIR = _PLAIN + "++"
+for _ in range(8):
+    _ANY_PAIR = rf"(?:{_PLAIN}++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])"
+_SPLIT_VALUE = rf"(?:[^,()\[\]{{}}\"'/\n]++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])++"
+ATTR_ITEM = regex_cache.compile(rf",[ \t]*({_BARE})=({_SPLIT_VALUE})")
+PARAM_ITEM = regex_cache.compile(_PARAM)
+OPERAND_SEP = re.compile(r",[ \t]*")
+CONTROL = re.compile(f"[{_CTRL}]")
+BLANK_KEY = re.compile(r"[ \t]" + _KEY_AHEAD)
+
+
+@cache
+def _literal() -> re.Pattern[str]:
+    """The text inside constant(...)/parameter(...): comma-separated scalars, names and
+    braced lists nested up to 6 deep, from the grammar's terminals (deeper or other
+    forms: the grammar decides)."""
+    from hloscope.parser.grammar.source import terminal_source
+
+    scalar = "|".join(f"(?:{terminal_source(t)[0]})" for t in ("FLOAT", "NEG_SPECIAL", "INT", "NAME"))
+    item = rf"(?:{scalar}|\.\.\.)"
+    # each item is followed by a comma and another item, or by the closing brace: one copy
+    # of the level below per level (a list form would need two)
+    for _ in range(6):
+        item = rf"(?:\{{\s*(?:{item}\s*(?:,\s*(?!\}})|(?=\}})))*\}}|{scalar}|\.\.\.)"
+    return re.compile(rf"\s*(?:{item}\s*(?:,\s*(?!$)|$))*")
+
+
+def literal_ok(text: str) -> bool:
+    """Whether a constant's or parameter's literal text is one the grammar accepts (False
+    also for forms left to the grammar)."""
+    return text.isdigit() or _literal().fullmatch(text) is not None
+
+
+def seek_attrs(attr_text: str, keys: Collection[str], most: int) -> dict[str, str]:
+    """{key: value} of `keys` in an attribute list `LINE` has accepted, reading the
+    attributes only up to the `most`-th of them (a key given twice: the last)."""
+    out: dict[str, str] = {}
+    for m in ATTR_ITEM.finditer(attr_text):
+        key = m.group(1)
+        if key in keys:
+            out[key] = m.group(2).rstrip()
+            most -= 1
+            if most <= 0:
+                break
+    return out
+
+
+def split_attr_text(attr_text: str) -> dict[str, str]:
+    """{key: value} of an attribute list `LINE` has accepted (so the split cannot fail)."""
+    return {k: v.rstrip() for k, v in ATTR_ITEM.findall(attr_text)}

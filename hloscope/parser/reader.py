@@ -1,0 +1,55 @@
+"""The ValueReader the parser gives every instruction it builds: shapes and typed
+attribute values read from their text on first use (hloscope.ir.instruction)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from hloscope.ir import Instruction, Shape
+from hloscope.parser.attrs import parse_attr, parse_shape
+from hloscope.parser.errors import ParseError, attribute_error
+from hloscope.parser.fast.patterns import seek_attrs, split_attr_text
+
+
+def lark_errors() -> tuple[type[Exception], ...]:
+    """Lark's exception classes, imported only once something has gone wrong (the
+    fast path does not load Lark at all)."""
+    from lark.exceptions import LarkError
+
+    return (LarkError,)
+
+
+def locate_attr(instr: Instruction, key: str, cause: Exception, path: str,
+                lines: list[str] | None = None, value: str | None = None) -> ParseError:
+    """The located error of `instr`'s attribute `key`."""
+    src = lines[instr.line - 1] if lines and 0 < instr.line <= len(lines) else None
+    return attribute_error(key, value, cause, path, instr.line, instr.column, src)
+
+
+class TextReader:
+    """Reads values from HLO text, memoized by text (one instance: READER)."""
+
+    __slots__ = ()
+
+    def shape(self, text: str) -> Shape:
+        return parse_shape(text)
+
+    def attr(self, instr: Instruction, key: str, text: str) -> Any:
+        """The typed value, or a located error (path filled in by whoever knows the file)."""
+        try:
+            return parse_attr(key, text)
+        except (ValueError, IndexError, KeyError, TypeError, *lark_errors()) as e:
+            raise locate_attr(instr, key, e, "", value=text) from e
+
+    def split(self, attr_text: str) -> dict[str, str]:
+        return split_attr_text(attr_text)
+
+    def seek(self, attr_text: str, keys: Collection[str], n: int) -> dict[str, str]:
+        return seek_attrs(attr_text, keys, n)
+
+    def __reduce__(self) -> str:
+        return "READER"  # pickled (by the cache) as a reference to the one instance
+
+
+READER = TextReader()

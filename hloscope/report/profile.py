@@ -1,0 +1,38 @@
+"""`hloscope profile` as text: measured time per instruction and category."""
+
+from __future__ import annotations
+
+from hloscope.units import human_seconds
+
+
+def _t(seconds: float) -> str:
+    return human_seconds(seconds, 3)
+
+
+def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int) -> str:
+    out = [f"{source}: {len(prof.events)} op events, {report['steps']} step(s), "
+           f"{_t(report['step_seconds'])} of steps, idle "
+           f"{report['idle_fraction'] * 100:.1f}%; device {prof.device_kind or 'unknown'}"
+           + (f", roofline on {spec.name}" if spec else "")]
+    for w in report["warnings"]:
+        out.append(f"warning: {w}")
+    if with_hlo:
+        out.append("  by category: " + ", ".join(f"{k} {_t(v)}" for k, v in report["categories"].items()))
+        rows = report["instructions"] if top <= 0 else report["instructions"][:top]
+        out.append(f"  {'instruction':34} {'category':20} {'count':>6} {'total':>11} "
+                   f"{'mean':>11} {'share':>6} {'roofline':>11}")
+        for r in rows:
+            roof = _t(r["roofline_seconds"]) if "roofline_seconds" in r else "-"
+            out.append(f"  {r['instruction'][:34]:34} {r['category'][:20]:20} {r['count']:6} "
+                       f"{_t(r['total_seconds']):>11} {_t(r['mean_seconds']):>11} "
+                       f"{r['share'] * 100:5.1f}% {roof:>11}")
+        out.append(f"  unmatched events: {sum(u['count'] for u in report['unmatched_events'])} "
+                   f"({len(report['unmatched_events'])} ops); executed instructions never seen: "
+                   f"{report['unseen_instructions']}")
+    else:
+        ops = report["ops"] if top <= 0 else report["ops"][:top]
+        out.append("  (no --hlo: raw per-op totals)")
+        for r in ops:
+            out.append(f"  {r['module'][:24]:24} {r['hlo_op'][:40]:40} {r['count']:7} "
+                       f"{_t(r['total_seconds']):>11}")
+    return "\n".join(out)

@@ -1,0 +1,43 @@
+"""`hloscope roofline` as text, from the same records as its JSON output."""
+
+from __future__ import annotations
+
+from hloscope.units import human_bytes, human_seconds
+
+
+def _t(seconds: float) -> str:
+    return human_seconds(seconds, 3)
+
+
+def roofline_text(records: list[dict], chip: dict, top: int) -> str:
+    """records: roofline JSON modules ({"name", "totals", "instructions"})."""
+    out = []
+    for r in records:
+        t = r["totals"]
+        out.append(f"HloModule {r['name']} on {chip['name']} (ridge {chip['ridge']:.0f} FLOPs/byte)")
+        out.append(f"  total: {t['flops']:.4g} FLOPs, {human_bytes(t['bytes'], 2)} accessed "
+                   f"({human_bytes(t['hbm_bytes'], 2)} in HBM), {t['transcendentals']:.4g} transcendentals")
+        out.append(f"  time: compute {_t(t['t_compute'])}, memory "
+                   f"{_t(t['t_memory'])}, roofline {_t(t['t_roofline'])}")
+        if t["unknown_trip_counts"]:
+            out.append(f"  note: loops with unknown trip count (counted once): "
+                       f"{', '.join(t['unknown_trip_counts'])}")
+        if t["unknown_cost"]:
+            shown = "; ".join(f"%{u['instruction']}: {u['reason']}" for u in t["unknown_cost"][:5])
+            more = f" (+{len(t['unknown_cost']) - 5} more)" if len(t["unknown_cost"]) > 5 else ""
+            out.append(f"  note: {len(t['unknown_cost'])} op(s) of unknown cost, counted as 0 in "
+                       f"the totals: {shown}{more}")
+        rows = sorted(r["instructions"], key=lambda x: -max(x["t_compute"], x["t_memory"]) * x["times"])
+        shown_rows = rows if top <= 0 else rows[:top]
+        out.append(f"  {'instruction':32} {'opcode':16} {'FLOPs':>10} {'bytes':>11} "
+                   f"{'AI':>7} {'t_roofline':>11} bound    xla_est")
+        for row in shown_rows:
+            est = _t(row["estimated_seconds"]) if row["estimated_seconds"] else "-"
+            times = f" x{row['times']}" if row["times"] > 1 else ""
+            flops = "unknown" if row["unknown_cost"] else f"{row['flops']:.3g}"
+            out.append(f"  {row['instruction'][:32]:32} {row['opcode'][:16]:16} {flops:>10} "
+                       f"{human_bytes(row['bytes'], 2):>11} {row['intensity']:7.1f} "
+                       f"{_t(max(row['t_compute'], row['t_memory'])):>11} {row['bound']:8} {est}{times}")
+        if len(rows) > len(shown_rows):
+            out.append(f"  ... {len(rows) - len(shown_rows)} more (--top 0 shows all)")
+    return "\n".join(out)

@@ -1,0 +1,70 @@
+"""H002 retiling-copy: a copy or transpose that physically rearranges data (layout or tiling changes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hloscope.cost.layout import padded_bytes
+from hloscope.ir import Instruction
+from hloscope.rules.base import Finding, InstructionRule, RuleContext, Severity
+from hloscope.rules.helpers import (
+    copy_io,
+    human_bytes,
+    layout_key,
+    loop_trips,
+    moved_cost,
+    physical_dims_order,
+    tiles,
+)
+from hloscope.rules.registry import register
+
+
+@register
+class RetilingCopy(InstructionRule):
+    """A copy or transpose that physically rearranges data (layout or tiling changes)."""
+
+    code = "H002"
+    name = "retiling-copy"
+    severity = Severity.WARNING
+    summary = "copy/transpose whose result layout or tiling differs from its operand's"
+    targets = frozenset({"copy", "copy-start", "transpose"})
+
+    @dataclass(frozen=True)
+    class Options:
+        min_bytes: int = 1024
+
+    def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:
+        if instr.opcode == "transpose":
+            src_instr = ctx.operand(instr, 0)
+            if src_instr is None or not src_instr.shape.is_array:
+                return
+            src, dst = src_instr.shape, instr.shape
+            perm = instr.attr("dimensions", ())
+            # a transpose whose result layout keeps memory order is a bitcast
+            src_order = physical_dims_order(src)
+            dst_order = physical_dims_order(dst)
+            dst_order = tuple(perm[d] for d in dst_order) if perm else dst_order
+            if src_order == dst_order and tiles(src) == tiles(dst):
+                return
+        else:
+            io = copy_io(instr, ctx)
+            if io is None:
+                return
+            src, dst = io
+            if layout_key(src) == layout_key(dst):
+                return
+        moved = padded_bytes(src) + padded_bytes(dst)
+        if moved < self.options.min_bytes:
+            return
+        trips = loop_trips(instr, ctx)
+        cost = moved_cost(ctx, moved, trips)
+        yield self.finding(
+            ctx, instr,
+            f"%{instr.name} relayouts {src.text()} -> {dst.text()}: {human_bytes(moved)} moved",
+            evidence={"from": src.text(), "to": dst.text(), "bytes": moved, "trips": trips},
+            cost=cost,
+            help="Make producer and consumer agree on one layout: transpose weights once outside "
+                 "the step, pick einsum/dot dimension orders that keep the contracting dim "
+                 "minor, or keep the minor dim a multiple of 128.",
+        )

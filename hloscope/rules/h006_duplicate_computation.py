@@ -1,0 +1,78 @@
+"""H006 duplicate-computation: the same opcode on the same operands with the same attributes, computed twice."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hloscope.ir import Instruction
+from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.registry import register
+
+_SKIP = frozenset({
+    "parameter", "constant", "rng", "rng-bit-generator", "rng-get-and-update-state", "infeed",
+    "outfeed", "send", "send-done", "recv", "recv-done", "after-all", "tuple",
+    "get-tuple-element", "bitcast", "partition-id", "replica-id",
+})
+
+
+_IGNORED_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "sharding",
+                            "statistics", "origin", "control-predecessors"})
+
+
+def _attr_key(instr: Instruction) -> tuple:
+    return tuple(sorted((k, v) for k, v in instr.attrs.items() if k not in _IGNORED_ATTRS))
+
+
+def _side_effect(instr: Instruction) -> bool:
+    return instr.raw_attr("custom_call_has_side_effect") == "true" or instr.opcode.startswith(
+        ("all-", "collective-", "reduce-scatter", "async-", "copy-start", "copy-done"))
+
+
+@register
+class DuplicateComputation(ModuleRule):
+    """The same opcode on the same operands with the same attributes, computed twice."""
+
+    code = "H006"
+    name = "duplicate-computation"
+    severity = Severity.INFO
+    summary = "identical instructions (same opcode, operands, attributes) computed more than once"
+
+    @dataclass(frozen=True)
+    class Options:
+        min_elements: int = 1024  # smaller duplicates are too cheap to matter
+
+    def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        for comp in ctx.module.computations:
+            if comp.name in ctx.fused:
+                continue  # XLA duplicates cheap ops into fusions on purpose
+            canonical: dict[str, str] = {}  # name -> first equal instruction's name
+            # (opcode, shape, operands) first: attributes are split only on a collision
+            seen: dict[tuple, list[Instruction]] = {}
+            for instr in comp.instructions:
+                if instr.opcode in _SKIP or _side_effect(instr):
+                    continue
+                key = (instr.opcode, instr.shape_text,
+                       tuple(canonical.get(o, o) for o in instr.operands))
+                earlier = seen.get(key)
+                if earlier is None:
+                    seen[key] = [instr]
+                    continue
+                first = next((e for e in earlier if _attr_key(e) == _attr_key(instr)), None)
+                if first is None:
+                    earlier.append(instr)
+                    continue
+                canonical[instr.name] = canonical.get(first.name, first.name)
+                if instr.shape.is_array and instr.shape.num_elements < self.options.min_elements:
+                    continue
+                cost = ctx.model.cost(instr)
+                yield self.finding(
+                    ctx, instr,
+                    f"%{instr.name} recomputes %{first.name} ({instr.opcode} {instr.shape} of "
+                    f"the same operands)",
+                    evidence={"first": first.name, "opcode": instr.opcode,
+                              "flops": cost.flops, "bytes": cost.padded_bytes},
+                    cost={"bytes_wasted": float(cost.padded_bytes)},
+                    help="Compute the value once and reuse it (in JAX: bind it to a variable "
+                         "instead of calling the function twice).",
+                )

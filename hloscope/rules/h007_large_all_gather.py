@@ -1,0 +1,46 @@
+"""H007 large-all-gather: an all-gather that materialises a large buffer (often a whole weight) on every device."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.helpers import collective_instruction, human_bytes, ici_time
+from hloscope.rules.registry import register
+
+
+@register
+class LargeAllGather(ModuleRule):
+    """An all-gather that materialises a large buffer (often a whole weight) on every device."""
+
+    code = "H007"
+    name = "large-all-gather"
+    severity = Severity.WARNING
+    summary = "all-gather whose result exceeds a size (e.g. a whole weight on every chip)"
+
+    @dataclass(frozen=True)
+    class Options:
+        max_bytes: int = 32 << 20
+
+    def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        for c in ctx.collectives:
+            if c.opcode != "all-gather" or c.result_bytes < self.options.max_bytes:
+                continue
+            whole = [s for s in c.sources if s["global_shape"] == c.global_shape.split("{")[0]]
+            what = (f"the whole of %{whole[0]['parameter']} {whole[0]['global_shape']}"
+                    if whole else c.global_shape)
+            cost = {"bytes_wasted": float(c.result_bytes - c.bytes)}
+            if c.est_seconds:
+                cost["est_seconds"] = c.est_seconds
+            yield self.finding(
+                ctx, collective_instruction(ctx, c),
+                f"%{c.instruction} gathers {human_bytes(c.result_bytes)} ({what}) onto every one "
+                f"of {c.group_size} devices over axis {c.axis}{ici_time(c)}",
+                evidence={"result_bytes": c.result_bytes, "shard_bytes": c.bytes,
+                          "group_size": c.group_size, "axis": c.axis, "sources": c.sources},
+                cost=cost,
+                help="Keep the weight sharded and move the activations instead (shard the "
+                     "output on the weight's axis, or all-gather per layer inside the loop, "
+                     "FSDP-style, so only one layer's weight is whole at a time).",
+            )

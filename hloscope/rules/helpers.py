@@ -1,0 +1,147 @@
+"""What several rules share: layout keys, copy and matmul facts, the kernel and trace
+rule bases, byte and time formatting."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from math import prod
+
+from hloscope.cost.layout import sublanes
+from hloscope.ir import Instruction, Shape
+from hloscope.ir.shape import per_shape
+from hloscope.rules.base import MATMUL, ModuleRule, RuleContext
+from hloscope.units import human_bytes, human_seconds
+
+DEFAULT_SCOPED_VMEM = 16 << 20  # Mosaic's default scoped VMEM on v4/v5e/v5p
+
+
+@per_shape
+def layout_key(shape: Shape) -> tuple:
+    """What decides the physical arrangement of an array: order of non-trivial
+    dims, tiles, element size (size-1 dims can move freely)."""
+    layout = shape.layout
+    order = physical_dims_order(shape)
+    if layout is None:
+        return (order, (), 0)
+    return (order, layout.tiles, layout.element_size_bits)
+
+
+def physical_dims_order(shape: Shape) -> tuple[int, ...]:
+    """Logical dim indices in major-to-minor order, size-1 dims dropped."""
+    if shape.layout is None or not shape.layout.minor_to_major:
+        order = tuple(range(shape.rank))
+    else:
+        order = tuple(reversed(shape.layout.minor_to_major))
+    return tuple(d for d in order if shape.dims[d] != 1)
+
+
+def memory_space(shape: Shape) -> int:
+    return shape.layout.memory_space if shape.layout is not None else 0
+
+
+def tiles(shape: Shape) -> tuple:
+    return shape.layout.tiles if shape.layout is not None else ()
+
+
+def copy_io(instr: Instruction, ctx: RuleContext) -> tuple[Shape, Shape] | None:
+    """(source, destination) array shapes of a copy or copy-start."""
+    src = ctx.operand(instr, 0)
+    if src is None or not src.shape.is_array:
+        return None
+    dst = instr.shape
+    if instr.opcode == "copy-start":
+        if not dst.is_tuple or not dst.elements:
+            return None
+        dst = dst.elements[0]
+    return (src.shape, dst) if dst.is_array else None
+
+
+def loop_trips(instr: Instruction, ctx: RuleContext) -> int | None:
+    """Trip count when the instruction sits in a while body (0: the loop states none);
+    None outside loops."""
+    return ctx.loop_trips.get(instr.computation)
+
+
+def moved_cost(ctx: RuleContext, moved: int, trips: int | None) -> dict[str, float]:
+    """Bytes moved (per loop trip) as a finding's cost: bytes, and seconds on the chip."""
+    times = trips or 1
+    cost: dict[str, float] = {"bytes_wasted": float(moved * times)}
+    if ctx.chip is not None:
+        cost["est_seconds"] = moved * times / ctx.chip.hbm_bandwidth
+    return cost
+
+
+def matmul_dims(instr: Instruction, ctx: RuleContext) -> dict[str, int] | None:
+    """M, K, N (and batch) of a dot or a 1x1-window convolution."""
+    shapes = ctx.model.operand_shapes(instr)
+    if len(shapes) < 2:
+        return None
+    lhs, rhs = shapes[0], shapes[1]
+    if instr.opcode == "dot":
+        lc = instr.attr("lhs_contracting_dims", ())
+        lb = instr.attr("lhs_batch_dims", ())
+        rc = instr.attr("rhs_contracting_dims", ())
+        rb = instr.attr("rhs_batch_dims", ())
+        m = prod(d for i, d in enumerate(lhs.dims) if i not in lc and i not in lb)
+        n = prod(d for i, d in enumerate(rhs.dims) if i not in rc and i not in rb)
+        k = prod(lhs.dims[i] for i in lc)
+        return {"M": m, "K": k, "N": n, "batch": prod(lhs.dims[i] for i in lb)}
+    labels = instr.attr("dim_labels")
+    if not labels:
+        return None
+    lhs_l, rest = labels.split("_")
+    rhs_l, out_l = rest.split("->")
+    k = rhs.dims[rhs_l.index("i")]
+    n = rhs.dims[rhs_l.index("o")]
+    m = prod(d for i, d in enumerate(instr.shape.dims) if out_l[i] != "f")
+    return {"M": m, "K": k, "N": n, "batch": 1}
+
+
+def contains_matmul(instr: Instruction, ctx: RuleContext) -> bool:
+    """A dot or convolution, or a fusion whose computation holds one."""
+    if instr.opcode in MATMUL:
+        return True
+    if instr.opcode == "fusion":
+        return any(name in ctx.matmul_computations for name in instr.called_computations)
+    return False
+
+
+def mxu_size(ctx: RuleContext) -> int:
+    if ctx.chip is not None and ctx.chip.mxu:
+        return ctx.chip.mxu[0]
+    return 128
+
+
+def collective_instruction(ctx: RuleContext, c) -> Instruction:
+    return ctx.module[c.computation][c.instruction]
+
+
+def ici_time(c) -> str:
+    return f", ~{human_seconds(c.est_seconds)} on ICI" if c.est_seconds else ""
+
+
+class KernelRule(ModuleRule):
+    """A rule over the module's decoded Pallas/Mosaic kernels."""
+
+    def each(self, ctx: RuleContext) -> Iterator[tuple]:
+        for k in ctx.kernels:
+            yield k, k.summary
+
+
+class TraceRule(ModuleRule):
+    """A rule over measured time: needs `lint --trace`, skipped with a note without one."""
+
+    requires = frozenset({"trace"})
+
+    def measured(self, ctx: RuleContext) -> Iterator[tuple]:
+        """(instruction, stats) for this module's instructions seen in the trace."""
+        for instr in ctx.module.instructions():
+            s = ctx.trace.stats.get((ctx.module.name, instr.name))
+            if s is not None:
+                yield instr, s
+
+
+__all__ = ["DEFAULT_SCOPED_VMEM", "KernelRule", "TraceRule", "collective_instruction",
+           "contains_matmul", "copy_io", "human_bytes", "human_seconds", "ici_time",
+           "layout_key", "loop_trips", "matmul_dims", "memory_space", "moved_cost",
+           "mxu_size", "physical_dims_order", "sublanes", "tiles"]

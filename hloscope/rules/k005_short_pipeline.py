@@ -1,0 +1,40 @@
+"""K005 short-pipeline: too few grid steps for the DMA pipeline to hide fill and drain."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.helpers import KernelRule, human_bytes
+from hloscope.rules.registry import register
+
+
+@register
+class ShortPipeline(KernelRule):
+    """Too few grid steps for the DMA pipeline to hide fill and drain."""
+
+    code = "K005"
+    name = "short-pipeline"
+    severity = Severity.INFO
+    summary = "too few grid steps for DMA/compute overlap to amortise fill and drain"
+
+    @dataclass(frozen=True)
+    class Options:
+        min_steps: int = 4
+        min_block_bytes: int = 1 << 20  # small transfers cost little even when exposed
+
+    def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        for k, s in self.each(ctx):
+            moved = sum(b.bytes for b in s.operands if b.block)
+            if s.grid_steps >= self.options.min_steps or moved < self.options.min_block_bytes:
+                continue
+            yield self.finding(
+                ctx, k.instruction,
+                f"kernel {s.name} runs {s.grid_steps} grid step(s) (grid {s.grid}) moving "
+                f"{human_bytes(moved)} of blocks per step: the first load and last store are "
+                f"not overlapped with compute",
+                evidence={"grid": s.grid, "steps": s.grid_steps, "block_bytes": moved},
+                help="Use smaller blocks so the grid has several steps per core; the pipeline "
+                     "then overlaps each step's DMA with the previous step's compute.",
+            )

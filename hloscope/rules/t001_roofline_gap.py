@@ -1,0 +1,47 @@
+"""T001 roofline-gap: an op whose measured time exceeds its roofline bound by a ratio."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.helpers import TraceRule, human_seconds
+from hloscope.rules.registry import register
+
+
+@register
+class RooflineGap(TraceRule):
+    """An op whose measured time exceeds its roofline bound by a ratio."""
+
+    code = "T001"
+    name = "roofline-gap"
+    severity = Severity.WARNING
+    summary = "measured time far above the op's roofline bound (compute or memory)"
+
+    @dataclass(frozen=True)
+    class Options:
+        ratio: float = 3.0
+        min_seconds: float = 10e-6
+
+    def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        if ctx.chip is None:
+            return
+        for instr, s in self.measured(ctx):
+            if s.category == "control flow":
+                continue  # its time is its body's ops, measured on their own
+            c = ctx.model.cost(instr)
+            bound = max(c.flops / ctx.chip.peak_bf16_flops, c.hbm_bytes / ctx.chip.hbm_bandwidth)
+            mean = s.mean_ns * 1e-9
+            if mean < self.options.min_seconds or bound <= 0 or mean < self.options.ratio * bound:
+                continue
+            yield self.finding(
+                ctx, instr,
+                f"%{instr.name} takes {human_seconds(mean)} per run, {mean / bound:.1f}x its "
+                f"roofline bound of {human_seconds(bound)} on {ctx.chip.name}",
+                evidence={"mean_seconds": mean, "roofline_seconds": bound, "flops": c.flops,
+                          "hbm_bytes": c.hbm_bytes},
+                cost={"est_seconds": (mean - bound) * s.count},
+                help="Look at what the roofline does not see: padding (H003), relayouts (H002), "
+                     "poor MXU shapes (H005), or an op the compiler could not fuse.",
+            )
