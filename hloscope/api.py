@@ -26,8 +26,8 @@ def _text_of(source: Any) -> tuple[str | None, str]:
             return source, "<string>"
         return None, source
     as_text = getattr(source, "as_text", None)
-    if callable(as_text):  # jax.stages.Compiled; Lowered prints StableHLO, so compile it
-        if hasattr(source, "compile") and not hasattr(source, "cost_analysis"):
+    if callable(as_text):  # jax.stages.Compiled; a Lowered prints StableHLO: compile it
+        if callable(getattr(source, "compile", None)):
             source = source.compile()
         return source.as_text(), f"<{type(source).__name__}>"
     raise TypeError(f"hloscope.load takes a path, HLO text or a jax Compiled/Lowered object, "

@@ -203,3 +203,21 @@ def test_python_dash_m_hloscope_works(command):
                           text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "hloscope" in done.stdout
+
+
+def test_every_rule_lives_in_a_file_named_by_its_code_and_is_listed_once():
+    from typer.testing import CliRunner
+
+    from hloscope.cli.app import app
+    from hloscope.rules.registry import RULE_MODULE, load_rules
+
+    rules = load_rules()
+    for code, cls in rules.items():
+        module = cls.__module__.rsplit(".", 1)[-1]
+        assert RULE_MODULE.fullmatch(module + ".py") and module.startswith(code.lower() + "_"), \
+            f"{code} lives in {cls.__module__}"
+        assert module == f"{code.lower()}_{cls.name.replace('-', '_')}"
+    files = [p.stem for p in (PACKAGE / "rules").glob("*.py") if RULE_MODULE.fullmatch(p.name)]
+    assert sorted(files) == sorted(f"{c.lower()}_{r.name.replace('-', '_')}" for c, r in rules.items())
+    listed = [line.split()[0] for line in CliRunner().invoke(app, ["rules"]).stdout.splitlines()]
+    assert sorted(listed) == sorted(rules) and len(listed) == len(set(listed))

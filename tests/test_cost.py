@@ -16,8 +16,7 @@ from hloscope.cost.layout import array_memory
 from hloscope.cost.memory import memory_facts
 from hloscope.cost.ops import CostModel
 from hloscope.cost.roofline import roofline
-from hloscope.ir.shape import Layout
-from hloscope.ir.shape import Shape
+from hloscope.ir.shape import Layout, Shape
 from hloscope.parser import load, parse_shape
 
 runner = CliRunner()
@@ -184,3 +183,60 @@ def test_stats_memory_facts():
     assert facts["largest_buffers"][0]["padded_bytes"] == 1024 * 512 * 2
     res = runner.invoke(app, ["stats", str(FIXTURES / "tpu" / "mlp_v5e.hlo.txt"), "--format", "json"])
     assert json.loads(res.stdout)["modules"][0]["memory"] == facts
+
+
+def test_a_conditional_costs_its_costliest_branch_as_xla_counts_it():
+    """XLA's cost_analysis() of a real CPU compile is the oracle: per quantity, the most any
+    branch costs (jax.lax.cond's branch 0 is the cheap one here, so the first branch alone
+    would be far off)."""
+    import jax
+    import jax.numpy as jnp
+
+    import hloscope
+    from hloscope.cost.ops import CostModel
+
+    def f(p, x, w):
+        return jax.lax.cond(p, lambda x: jnp.tanh(x @ w) @ w, lambda x: x * 2.0, x)
+
+    compiled = jax.jit(f).lower(True, jnp.ones((64, 128)), jnp.ones((128, 128))).compile()
+    xla = compiled.cost_analysis()
+    module = hloscope.load(compiled).module
+    model = CostModel(module)
+    total = model.module_cost()
+    assert total.flops == xla["flops"] and total.transcendentals == xla["transcendentals"]
+    (cond,) = [i for i in module.entry.instructions if i.opcode == "conditional"]
+    assert model.compute(cond).flops == xla["flops"] - 1  # (the entry's one compare)
+    assert not total.unknown
+
+
+# Hand-written (labelled): a module XLA's parser accepts holding an op the cost model has
+# no FLOP formula for.
+FFT_MODULE = """HloModule fft_only
+
+ENTRY main {
+  p = c64[8,16]{1,0} parameter(0)
+  ROOT f = c64[8,16]{1,0} fft(p), fft_type=FFT, fft_length={16}
+}
+"""
+
+
+def test_an_op_the_model_cannot_cost_is_unknown_with_its_reason_never_free():
+    import re
+
+    from jaxlib import _hlo
+
+    from hloscope.parser import parse
+
+    _hlo.hlo_module_from_text(FFT_MODULE)  # XLA accepts it
+    (m,) = parse(FFT_MODULE)
+    report = roofline(m, get_chip("v5e"))
+    (row,) = report.rows
+    assert row.unknown_cost == "%f: no FLOP model for opcode fft" and row.flops == 0
+    assert report.totals_json()["unknown_cost"] == [
+        {"instruction": "f", "reason": "no FLOP model for opcode fft"}]
+    # a Pallas kernel compiled without cost_estimate: its FLOPs are unknown, not 0
+    kernel = FIXTURES / "tpu" / "pallas_matmul_v5e.hlo.txt"
+    out = CliRunner().invoke(app, ["roofline", str(kernel), "--top", "0"]).stdout
+    assert "1 op(s) of unknown cost, counted as 0 in the totals: %matmul.1: custom-call " \
+           "tpu_custom_call states no cost_estimate" in out
+    assert re.search(r"matmul\.1 +custom-call +unknown ", out), out
