@@ -105,10 +105,12 @@ def load_file(path: Path, strict: bool = False, read: tuple[bytes, str] | None =
         fail_located(e)
 
 
-def loaded(file: Path, no_cache: bool, strict: bool = False) -> list:
-    """The one wrapper commands start with: cache choice, then the file's modules."""
+def analyse(file: Path, no_cache: bool, run: Callable[[list], None], strict: bool = False) -> None:
+    """The wrapper every one-file command runs in: the cache choice, the file's modules (or
+    exit 2 with the located error), then run(modules) with errors turned into exits."""
     use_cache(no_cache)
-    return load_file(file, strict)
+    modules = load_file(file, strict)
+    guard(run, modules)
 
 
 def guard(fn: Callable[..., T], *args: Any) -> T:
@@ -153,6 +155,14 @@ def emit_json(payload: object) -> None:
 def emit_text(text: str) -> None:
     if text:
         typer.echo(text)
+
+
+def emit(format: Format, payload: Callable[[], object], text: Callable[[], str]) -> None:
+    """Print the JSON payload or the text, as --format asks (each built only when asked)."""
+    if format == Format.json:
+        emit_json(payload())
+    else:
+        emit_text(text())
 
 
 def split_list(values: list[str] | None) -> list[str] | None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hloscope.cli.common import NoCacheOpt, fail, guard, loaded
+from hloscope.cli.common import NoCacheOpt, analyse, fail
 
 
 def graph(
@@ -34,9 +34,8 @@ def graph(
     suffix = output.suffix.lower()
     if suffix not in (".svg", ".png", ".pdf", ".dot"):
         fail(f"error: unsupported output {output}; use .svg, .png, .pdf or .dot")
-    modules = loaded(file, no_cache)
 
-    def run() -> None:
+    def run(modules: list) -> None:
         from hloscope.render.graphviz import GraphOptions, render_graph
 
         module = modules[0]
@@ -65,7 +64,7 @@ def graph(
             fail(f"{file}: error: {e.args[0]}")
         _write(g, output, suffix)
 
-    guard(run)
+    analyse(file, no_cache, run)
 
 
 def _write(g, output: Path, suffix: str) -> None:

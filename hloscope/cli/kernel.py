@@ -11,11 +11,9 @@ from hloscope.cli.common import (
     Format,
     FormatOpt,
     NoCacheOpt,
-    emit_json,
-    emit_text,
+    analyse,
+    emit,
     fail,
-    guard,
-    loaded,
 )
 
 
@@ -34,9 +32,8 @@ def kernel(
 
       hloscope kernel fixtures/tpu/pallas_matmul_v5e.hlo.txt --mlir
     """
-    modules = loaded(file, no_cache)
 
-    def run() -> None:
+    def run(modules: list) -> None:
         from hloscope.mlir.kernels import kernels
         from hloscope.report.kernels import kernels_text
 
@@ -44,9 +41,7 @@ def kernel(
                  if instruction is None or k.instruction.name == instruction.lstrip("%")]
         if instruction is not None and not found:
             fail(f"{file}: error: no custom-call named %{instruction.lstrip('%')}")
-        if format == Format.json:
-            emit_json({"version": 1, "kernels": [k.to_dict(with_mlir=True) for k in found]})
-        else:
-            emit_text(kernels_text(found, mlir))
+        emit(format, lambda: {"version": 1, "kernels": [k.to_dict(with_mlir=True) for k in found]},
+             lambda: kernels_text(found, mlir))
 
-    guard(run)
+    analyse(file, no_cache, run)

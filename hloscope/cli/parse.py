@@ -8,10 +8,8 @@ from hloscope.cli.common import (
     FormatOpt,
     NoCacheOpt,
     StrictOpt,
-    emit_json,
-    emit_text,
-    guard,
-    loaded,
+    analyse,
+    emit,
 )
 
 
@@ -21,14 +19,11 @@ def parse(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
 
     Example: hloscope parse --format json fixtures/cpu/mlp_cpu.hlo.txt
     """
-    modules = loaded(file, no_cache, strict)
 
-    def run() -> None:
+    def run(modules: list) -> None:
         from hloscope.report.parse import module_json, parse_text
 
-        if format == Format.json:
-            emit_json({"version": 1, "modules": [module_json(m) for m in modules]})
-        else:
-            emit_text(parse_text(modules))
+        emit(format, lambda: {"version": 1, "modules": [module_json(m) for m in modules]},
+             lambda: parse_text(modules))
 
-    guard(run)
+    analyse(file, no_cache, run, strict=strict)

@@ -11,8 +11,7 @@ from hloscope.cli.common import (
     Format,
     FormatOpt,
     NoCacheOpt,
-    emit_json,
-    emit_text,
+    emit,
     fail,
     guard,
     load_file,
@@ -51,9 +50,7 @@ def profile(
         spec = get_chip(chip_name) if chip_name else detect_chip(prof.device_kind)
         index = join(prof, modules)
         report = profile_report(prof, index, modules, spec)
-        if format == Format.json:
-            emit_json(report)
-        else:
-            emit_text(profile_text(str(trace), prof, report, spec, bool(modules), top))
+        emit(format, lambda: report,
+             lambda: profile_text(str(trace), prof, report, spec, bool(modules), top))
 
     guard(run)

@@ -12,11 +12,9 @@ from hloscope.cli.common import (
     Format,
     FormatOpt,
     NoCacheOpt,
+    analyse,
     chip,
-    emit_json,
-    emit_text,
-    guard,
-    loaded,
+    emit,
 )
 
 
@@ -33,16 +31,13 @@ def roofline(
     Example: hloscope roofline fixtures/tpu/transformer_v5p.hlo.txt --chip v5p
     """
     spec = chip(chip_name)
-    modules = loaded(file, no_cache)
 
-    def run() -> None:
+    def run(modules: list) -> None:
         from hloscope.cost.roofline import roofline as build
         from hloscope.report.roofline import roofline_text
 
         records = [build(m, spec, trip_counts=not no_trip_counts).to_dict() for m in modules]
-        if format == Format.json:
-            emit_json({"version": 1, "chip": spec.key, "modules": records})
-        else:
-            emit_text(roofline_text(records, {"name": spec.name, "ridge": spec.ridge}, top))
+        emit(format, lambda: {"version": 1, "chip": spec.key, "modules": records},
+             lambda: roofline_text(records, {"name": spec.name, "ridge": spec.ridge}, top))
 
-    guard(run)
+    analyse(file, no_cache, run)

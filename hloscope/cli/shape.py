@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hloscope.cli.common import Format, FormatOpt, emit_json, emit_text, fail
+from hloscope.cli.common import Format, FormatOpt, emit, fail
 
 
 def shape(
@@ -31,7 +31,5 @@ def shape(
     result = shape_facts(parsed)
     if result is None:
         fail(f"error: {text} has no array data")
-    if format == Format.json:
-        emit_json(result)
-    else:
-        emit_text(shape_text(result))
+    emit(format, lambda: result,
+         lambda: shape_text(result))

@@ -12,11 +12,9 @@ from hloscope.cli.common import (
     Format,
     FormatOpt,
     NoCacheOpt,
+    analyse,
     chip,
-    emit_json,
-    emit_text,
-    guard,
-    loaded,
+    emit,
 )
 
 
@@ -32,21 +30,18 @@ def sharding(
     Example: hloscope sharding fixtures/tpu/scaling_book_v5p.hlo.txt --chip v5p
     """
     spec = chip(chip_name)
-    modules = loaded(file, no_cache)
 
-    def run() -> None:
+    def run(modules: list) -> None:
         from hloscope.report.sharding import sharding_text
         from hloscope.sharding import analyze
         from hloscope.sharding.collectives import bytes_per_axis
 
         results = [(m, *analyze(m, spec)) for m in modules]
         per_axis = [bytes_per_axis(cs) for _, _, cs in results]
-        if format == Format.json:
-            emit_json({"version": 1, "chip": spec.key, "modules": [
+        emit(format, lambda: {"version": 1, "chip": spec.key, "modules": [
                 {"name": m.name, "devices": mesh.devices, "mesh": mesh.to_dict(),
                  "bytes_per_axis": axes, "collectives": [c.to_dict() for c in cs]}
-                for (m, mesh, cs), axes in zip(results, per_axis)]})
-        else:
-            emit_text(sharding_text(results, per_axis, groups))
+                for (m, mesh, cs), axes in zip(results, per_axis)]},
+             lambda: sharding_text(results, per_axis, groups))
 
-    guard(run)
+    analyse(file, no_cache, run)

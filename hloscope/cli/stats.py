@@ -13,8 +13,7 @@ from hloscope.cli.common import (
     FormatOpt,
     NoCacheOpt,
     StrictOpt,
-    emit_json,
-    emit_text,
+    emit,
     fail_located,
     guard,
     load_file,
@@ -67,9 +66,7 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
         found = ([ModuleStats.from_record(r) for r in counted] if counted
                  else [module_stats(m, every) for m in modules])
         records = [s.to_dict() for s in found]
-        if format == Format.json:
-            emit_json({"version": 1, "modules": records})
-        else:
-            emit_text(stats_text(records, per_computation))
+        emit(format, lambda: {"version": 1, "modules": records},
+             lambda: stats_text(records, per_computation))
 
     guard(run)

@@ -18,38 +18,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import prod
 
+from hloscope.cost.flops import (
+    CONTROL,
+    ELEMENTWISE,
+    FREE,
+    NO_FLOPS,
+    SLICING,
+    TRANSCENDENTAL,
+    UnknownCost,
+    convolution_flops,
+    dot_flops,
+    elements,
+    kernel_cost_estimate,
+    kernel_flops,
+)
 from hloscope.cost.layout import logical_bytes, memory_leaves, padded_bytes
 from hloscope.ir import Computation, Instruction, Module, Shape
-
-ELEMENTWISE = frozenset({
-    "add", "subtract", "multiply", "divide", "maximum", "minimum", "compare", "select", "clamp",
-    "negate", "abs", "and", "or", "xor", "not", "sign", "floor", "ceil", "round-nearest-afz",
-    "round-nearest-even", "shift-left", "shift-right-logical", "shift-right-arithmetic",
-    "remainder", "is-finite", "popcnt", "clz", "real", "imag", "complex", "convert",
-    "reduce-precision", "stochastic-convert", "map",
-})
-TRANSCENDENTAL = frozenset({
-    "exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt", "rsqrt", "cbrt",
-    "tanh", "logistic", "sine", "cosine", "tan", "power", "erf", "atan2",
-})
-# No data moves and nothing is computed: names for values that already exist.
-FREE = frozenset({
-    "parameter", "get-tuple-element", "tuple", "bitcast", "after-all", "partition-id",
-    "replica-id", "opt-barrier", "add-dependency", "domain", "constant",
-})
-SLICING = frozenset({"slice", "dynamic-slice", "gather"})
-# Data movement and bookkeeping: no FLOPs (their bytes are counted by CostModel.memory).
-NO_FLOPS = FREE | SLICING | frozenset({
-    "copy", "copy-start", "copy-done", "transpose", "reshape", "broadcast", "concatenate",
-    "pad", "reverse", "iota", "dynamic-update-slice", "scatter", "dynamic-reshape",
-    "all-gather", "all-gather-start", "all-gather-done", "all-to-all", "collective-permute",
-    "collective-permute-start", "collective-permute-done", "collective-broadcast",
-    "all-reduce-done", "reduce-scatter-done", "ragged-all-to-all", "send", "send-done",
-    "recv", "recv-done", "infeed", "outfeed", "get-dimension-size", "set-dimension-size",
-    "optimization-barrier", "async-update", "async-done", "bitcast-convert", "rng-get-and-update-state",
-    "rng-bit-generator", "custom-call-done",
-})
-CONTROL = frozenset({"while", "call", "conditional", "async-start", "async-update", "async-done"})
 
 
 @dataclass
@@ -94,89 +78,6 @@ class Cost:
             out.unknown_trip_counts.extend(c.unknown_trip_counts)
             out.unknown.extend(c.unknown)
         return out
-
-
-class UnknownCost(ValueError):
-    """The model has no number it can stand behind for this instruction."""
-
-
-def _elements(shape: Shape) -> int:
-    return sum(s.num_elements for s in shape.leaves() if s.is_array)
-
-
-def dot_flops(instr: Instruction, lhs: Shape) -> float:
-    contracting = instr.attr("lhs_contracting_dims", ())
-    if any(not 0 <= d < lhs.rank for d in contracting):
-        raise UnknownCost(f"lhs_contracting_dims {list(contracting)} do not fit {lhs}")
-    k = prod(lhs.dims[d] for d in contracting) if contracting else 1
-    return 2.0 * _elements(instr.shape) * k
-
-
-def _valid_pairs(in_size: int, win: int, out: int, stride: int, lo: int, lhs_dil: int,
-                 rhs_dil: int) -> int:
-    """(output, window) position pairs that land on a real input element, not on
-    padding or a hole left by base (lhs) dilation."""
-    dilated = (in_size - 1) * lhs_dil + 1 if in_size else 0
-    if out * win > 10_000_000:  # too big to enumerate: every pair counts (an upper bound)
-        return out * win
-    count = 0
-    for o in range(out):
-        base = o * stride - lo
-        for w in range(win):
-            pos = base + w * rhs_dil
-            if 0 <= pos < dilated and pos % lhs_dil == 0:
-                count += 1
-    return count
-
-
-def convolution_flops(instr: Instruction, lhs: Shape, rhs: Shape) -> float:
-    """2 x batch x out-features x in-features x valid window positions (per XLA)."""
-    labels = instr.attr("dim_labels")
-    if not labels:
-        raise UnknownCost("convolution without dim_labels")
-    lhs_l, rest = labels.split("_")
-    rhs_l, out_l = rest.split("->")
-    out = instr.shape
-    if (len(lhs_l), len(rhs_l), len(out_l)) != (lhs.rank, rhs.rank, out.rank):
-        raise UnknownCost(f"dim_labels {labels} do not fit {lhs}, {rhs} -> {out}")
-    batch = out.dims[out_l.index("b")]
-    out_feat = out.dims[out_l.index("f")]
-    in_feat = rhs.dims[rhs_l.index("i")]
-    window = instr.attr("window")
-    spatial = 1
-    for k in range(len(lhs_l) - 2):
-        d = str(k)
-        size_in, size_w, size_o = lhs.dims[lhs_l.index(d)], rhs.dims[rhs_l.index(d)], out.dims[out_l.index(d)]
-        def pick(values, default):
-            return values[k] if values and k < len(values) else default
-        stride = pick(window.stride if window else (), 1)
-        lo = pick(window.pad if window else (), (0, 0))[0]
-        spatial *= _valid_pairs(size_in, size_w, size_o, stride, lo,
-                                pick(window.lhs_dilate if window else (), 1),
-                                pick(window.rhs_dilate if window else (), 1))
-    return 2.0 * batch * out_feat * in_feat * spatial
-
-
-def _kernel_flops(instr: Instruction) -> tuple[float, float]:
-    """(FLOPs, transcendentals) of a custom call from its kernel's cost estimate."""
-    estimate = kernel_cost_estimate(instr)
-    if not estimate:
-        target = instr.attr("custom_call_target")
-        raise UnknownCost(f"custom-call {target} states no cost_estimate")
-    try:
-        return float(estimate.get("flops", 0)), float(estimate.get("transcendentals", 0))
-    except (TypeError, ValueError):
-        raise UnknownCost(f"cost_estimate {estimate} is not numeric") from None
-
-
-def kernel_cost_estimate(instr: Instruction) -> dict[str, str]:
-    """`custom_call_config.cost_estimate` of a Mosaic TPU custom call, if any."""
-    config = instr.attr("backend_config")
-    if isinstance(config, dict):
-        estimate = config.get("custom_call_config", {}).get("cost_estimate")
-        if isinstance(estimate, dict):
-            return estimate
-    return {}
 
 
 class CostModel:
@@ -235,7 +136,7 @@ class CostModel:
     def _compute(self, instr: Instruction) -> Cost:
         op = instr.opcode
         c = Cost()
-        out_elems = _elements(instr.shape)
+        out_elems = elements(instr.shape)
         if op in ELEMENTWISE:
             c.flops = out_elems
         elif op in TRANSCENDENTAL:
@@ -248,7 +149,7 @@ class CostModel:
         elif op in ("reduce", "reduce-window", "all-reduce", "reduce-scatter", "all-reduce-start"):
             shapes = self.operand_shapes(instr)
             n_inputs = max(1, len(shapes) // 2) if op == "reduce" else 1
-            in_elems = sum(_elements(s) for s in shapes[:n_inputs])
+            in_elems = sum(elements(s) for s in shapes[:n_inputs])
             applied = max(0, in_elems - out_elems) if op == "reduce" else in_elems
             if op == "reduce-window":
                 window = instr.attr("window")
@@ -273,7 +174,7 @@ class CostModel:
             n = shapes[0].num_elements if shapes and shapes[0].is_array else 0
             c.flops = float(n * max(1, (n - 1).bit_length())) if n > 1 else 0.0
         elif op == "custom-call":
-            c.flops, c.transcendentals = _kernel_flops(instr)
+            c.flops, c.transcendentals = kernel_flops(instr)
         elif op == "conditional":
             c.add(Cost.most([self.computation_compute(n) for n in instr.called_computations]))
         elif op in ("rng",):  # XLA: one transcendental per generated element

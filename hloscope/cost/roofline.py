@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from hloscope.cost.chips import Chip
-from hloscope.cost.ops import FREE, Cost, CostModel
+from hloscope.cost.flops import FREE
+from hloscope.cost.ops import Cost, CostModel
 from hloscope.ir import Instruction, Module
 
 _MATMUL = ("dot", "convolution")

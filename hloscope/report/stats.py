@@ -21,6 +21,9 @@ def stats_text(records: list[dict], per_computation: bool) -> str:
         out.append(f"HloModule {s['name']}: {s['instructions']} instructions in "
                    f"{s['computations']} computations ({s['fusion_computations']} fused)")
         out += _counts(s, "  ")
+        if s["unknown_cost"]:
+            out.append("  ops the cost model cannot cost (roofline shows them as unknown): "
+                       + ", ".join(f"{k} {v}" for k, v in s["unknown_cost"].items()))
         mem = s["memory"]
         out.append("  memory: " + ", ".join(f"{k} {human_bytes(v, 2)}" for k, v in
                                             mem["bytes_per_memory_space"].items())

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from hloscope.cost.chips import Chip
-from hloscope.cost.ops import FREE, CostModel
+from hloscope.cost.flops import FREE
+from hloscope.cost.ops import CostModel
 from hloscope.ir import Computation, Instruction, Module, Shape
 from hloscope.ir.values import ReplicaGroups
 from hloscope.sharding.mesh import (

@@ -23,6 +23,7 @@ class ModuleStats:
     fusion_kinds: dict[str, int]
     custom_call_targets: dict[str, int]
     memory: dict[str, Any]
+    unknown_cost: dict[str, int] = field(default_factory=dict)  # ops roofline cannot cost
     per_computation: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
@@ -35,7 +36,7 @@ class ModuleStats:
                 "instructions": self.instructions, "opcodes": self.opcodes,
                 "fusion_kinds": self.fusion_kinds,
                 "custom_call_targets": self.custom_call_targets,
-                "per_computation": self.per_computation, "memory": self.memory}
+                "unknown_cost": self.unknown_cost, "per_computation": self.per_computation, "memory": self.memory}
 
 
 def stats(module: Module, per_computation: bool = True) -> ModuleStats:

@@ -1,4 +1,5 @@
-"""Module summaries for `hloscope parse` and `hloscope stats`."""
+"""The counts of `hloscope stats`: opcodes, fusion kinds, custom-call targets, per module
+and per computation, also from parts of a module counted apart (stats.halves)."""
 
 from __future__ import annotations
 
@@ -6,37 +7,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from hloscope.cost.flops import custom_call_flop_gap, has_flop_model
 from hloscope.ir import Computation, Instruction, Module
-
-
-def instruction_json(instr: Instruction) -> dict[str, Any]:
-    """The `parse --format json` record of one instruction (a public contract)."""
-    return {
-        "name": instr.name,
-        "opcode": instr.opcode,
-        "shape": instr.shape.text(layout=False),
-        "operands": list(instr.operands),
-        "layout_shape": instr.shape.text(layout=True),
-        "line": instr.line,
-        "attributes": dict(instr.attrs),
-    }
-
-
-def module_json(module: Module) -> dict[str, Any]:
-    return {
-        "name": module.name,
-        "path": module.path,
-        "attributes": dict(module.attrs),
-        "computations": [
-            {
-                "name": comp.name,
-                "is_entry": comp is module.entry,
-                "instructions": [instruction_json(i) for i in comp.instructions],
-            }
-            for comp in module.computations
-        ],
-    }
-
 
 # XLA prints a fusion's kind first: read there, the key cannot be inside another value.
 _KIND_FIRST = re.compile(r",[ \t]*kind=([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:,|$)")
@@ -88,24 +60,32 @@ def stats_part(comps: list[Computation], fused: frozenset[str], entry: str | Non
                          "is_fusion": comp.name in fused,
                          **_as_json(len(comp.instructions), *_counters(comp.instructions))})
     opcodes, kinds, targets = _counters([i for c in comps for i in c.instructions])
+    uncosted = sum(1 for c in comps for i in c.instructions
+                   if i.opcode == "custom-call" and custom_call_flop_gap(i)) if "custom-call" in opcodes else 0
     return {"computations": len(comps), "instructions": sum(len(c.instructions) for c in comps),
             "opcodes": dict(opcodes), "kinds": dict(kinds), "targets": dict(targets),
-            "per_computation": per_comp}
+            "uncosted_custom_calls": uncosted, "per_computation": per_comp}
 
 
 def stats_total(name: str, path: str, fused: frozenset[str], parts: list[dict[str, Any]]) -> dict[str, Any]:
     """module_stats from the parts of its computations, in order (counts that tie keep
     the order they were first seen in, as over the whole module)."""
     opcodes, kinds, targets = Counter(), Counter(), Counter()
+    unknown: Counter = Counter()
     for part in parts:
+        unknown["custom-call without cost_estimate"] += part["uncosted_custom_calls"]
         opcodes.update(part["opcodes"])
         kinds.update(part["kinds"])
         targets.update(part["targets"])
+    for op, n in opcodes.items():
+        if not has_flop_model(op):
+            unknown[f"{op} (no FLOP model)"] += n
     return {
         "name": name,
         "path": path,
         "computations": sum(p["computations"] for p in parts),
         "fusion_computations": len(fused),
         **_as_json(sum(p["instructions"] for p in parts), opcodes, kinds, targets),
+        "unknown_cost": {k: n for k, n in unknown.most_common() if n},
         "per_computation": [c for p in parts for c in p["per_computation"]],
     }

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from hloscope.cost.category import category
-from hloscope.cost.ops import FREE
+from hloscope.cost.flops import FREE
 from hloscope.ir import Instruction, Module
 from hloscope.trace.load import Profile
 
