@@ -83,9 +83,8 @@ def stats_in_halves(text: str, path: str, every: bool) -> list[dict] | None:
     if split is None:
         return None
     first_line = text.count("\n", 0, split) + 1
-    second = text[split:]
-    try:
-        with forked(lambda parent: _child(second, path, first_line, every, parent)) as child:
+    try:  # (the second half is sliced in the child: the parent never holds that copy)
+        with forked(lambda parent: _child(text[split:], path, first_line, every, parent)) as child:
             return _parent(text[:split], path, every, child)
     except Exception:  # noqa: BLE001 - any trouble: the serial path says what
         return None
