@@ -14,6 +14,10 @@ def _both(path):
     try:
         strict = load(path, strict=True)
     except ParseError as e:
+        if e.message.startswith("unknown opcode"):  # by design: the default mode keeps it
+            opcodes = {i.opcode for m in load(path) for i in m.instructions()}
+            assert e.message.split("'")[1] in opcodes
+            return
         with pytest.raises(ParseError) as fast_err:
             load(path)
         assert (fast_err.value.line, fast_err.value.column) == (e.line, e.column)

@@ -25,8 +25,19 @@ BROKEN = [
      4, 3, "add takes 2 operands, %b has 1"),
     ("shape-mismatch", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[3] parameter(1)\n"
      "  ROOT c = f32[2] add(a, b)\n}\n", 5, 3, "add %c: operand %b is f32[3] but the result is f32[2]"),
-    ("unknown-opcode", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] frobnicate(a)\n}\n",
-     4, 3, "unknown opcode 'frobnicate'"),
+    # what XLA's parser rejects beyond syntax (each also checked against XLA in test_syntax)
+    ("literal-range", "HloModule m\nENTRY e {\n  ROOT c = s8[] constant(300)\n}\n",
+     3, 3, "value 300 is out of range for literal's primitive type s8"),
+    ("literal-dims", "HloModule m\nENTRY e {\n  ROOT c = f32[3] constant({1, 2})\n}\n",
+     3, 3, "expects 3 elements in dimension 0, but sees 2"),
+    ("operand-count", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] transpose(a, a), dimensions={0}\n}\n",
+     4, 3, "transpose expects 1 operand, but %b has 2"),
+    ("async-chain", "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n"
+     "  s = ((f32[8]), f32[4], s32[]) slice-start(p), slice={[0:4]}\n  ROOT d = f32[4] negate-done(s)\n}\n",
+     5, 3, "%d continues a slice (slice-start), not a negate"),
+    ("async-start-shape", "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n"
+     "  s = f32[4] slice-start(p), slice={[0:4]}\n  ROOT d = f32[4] slice-done(s)\n}\n",
+     4, 3, "slice-start expects the shape ((operands), outputs, state)"),
     ("two-roots", "HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n  ROOT b = f32[2] negate(a)\n}\n",
      4, 3, "e has more than one ROOT"),
     ("parameter-gap", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(2)\n"
@@ -65,6 +76,33 @@ def test_exact_error_location(name, text, line, col, message, strict):
     e = err.value
     assert (e.line, e.column) == (line, col), str(e)
     assert message in e.message
+
+
+UNKNOWN_OPCODE = "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] frobnicate(a)\n}\n"
+
+
+def test_an_unknown_opcode_is_an_error_in_strict_mode_and_kept_otherwise():
+    from jaxlib import _hlo
+
+    from hloscope.parser import ParseError, parse
+
+    with pytest.raises(Exception, match="expects opcode but sees: frobnicate"):
+        _hlo.hlo_module_from_text(UNKNOWN_OPCODE)  # as XLA does
+    with pytest.raises(ParseError) as err:
+        parse(UNKNOWN_OPCODE, "u.hlo", strict=True)
+    assert (err.value.line, err.value.column) == (4, 3)
+    assert "unknown opcode 'frobnicate'" in err.value.message
+    (m,) = parse(UNKNOWN_OPCODE, "u.hlo")  # a newer XLA's opcode must not stop a linter
+    assert [(i.opcode, i.operands) for i in m.entry.instructions] == [("parameter", ()), ("frobnicate", ("a",))]
+
+
+@pytest.mark.parametrize(("name", "text"), [(b[0], b[1]) for b in BROKEN
+                                              if b[0].startswith(("literal", "operand", "async"))])
+def test_xla_rejects_these_too(name, text):
+    from jaxlib import _hlo
+
+    with pytest.raises(Exception):  # noqa: B017 - XLA's parser raises its own status error
+        _hlo.hlo_module_from_text(text)
 
 
 def test_the_good_twin_parses():

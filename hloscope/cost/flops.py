@@ -6,6 +6,7 @@ from __future__ import annotations
 from math import prod
 
 from hloscope.ir import Instruction, Shape
+from hloscope.ir.opcodes import async_shorthand
 
 ELEMENTWISE = frozenset({
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "compare", "select", "clamp",
@@ -113,8 +114,16 @@ NO_FLOP_TARGETS = frozenset({
 
 def has_flop_model(opcode: str) -> bool:
     """Whether CostModel.compute has a formula (or a known zero) for this opcode."""
+    shorthand = async_shorthand(opcode)
+    if shorthand is not None:
+        base, phase = shorthand
+        return phase != "start" or base in NO_FLOPS or base in ASYNC_CALLERS
     return (opcode in ELEMENTWISE or opcode in TRANSCENDENTAL or opcode in NO_FLOPS
             or opcode in CONTROL or opcode in _FORMULAS)
+
+
+# Wrapped ops whose FLOPs are those of what they call (or their kernel's estimate).
+ASYNC_CALLERS = frozenset({"fusion", "call", "custom-call"})
 
 
 def custom_call_flop_gap(instr: Instruction) -> str | None:

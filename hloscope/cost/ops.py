@@ -34,6 +34,7 @@ from hloscope.cost.flops import (
 )
 from hloscope.cost.layout import logical_bytes, memory_leaves, padded_bytes
 from hloscope.ir import Computation, Instruction, Module, Shape
+from hloscope.ir.opcodes import async_shorthand
 
 
 @dataclass
@@ -179,6 +180,15 @@ class CostModel:
             c.add(Cost.most([self.computation_compute(n) for n in instr.called_computations]))
         elif op in ("rng",):  # XLA: one transcendental per generated element
             c.transcendentals = out_elems
+        elif async_shorthand(op) is not None:  # slice-start, fusion-start, ... (the -start works)
+            base, phase = async_shorthand(op)
+            if phase == "start" and base == "custom-call":
+                c.flops, c.transcendentals = kernel_flops(instr)
+            elif phase == "start" and base in ("fusion", "call"):
+                for name in instr.called_computations:
+                    c.add(self.computation_compute(name))
+            elif phase == "start" and base not in NO_FLOPS:
+                raise UnknownCost(f"no FLOP model for an async {base}")
         elif op not in NO_FLOPS and op not in CONTROL:
             raise UnknownCost(f"no FLOP model for opcode {op}")
         return c
@@ -206,6 +216,11 @@ class CostModel:
         elif op in ("copy-start", "collective-permute-start", "all-gather-start"):
             # the result tuple aliases the operand(s); only the destination is written
             written = [e for e in instr.shape.elements if e not in shapes] or [instr.shape]
+        elif async_shorthand(op) is not None:  # ((operands), output, state): writes the output
+            phase = async_shorthand(op)[1]
+            if phase != "start" or not instr.shape.is_tuple or len(instr.shape.elements) < 2:
+                return c  # update/done: the start's work
+            written = [instr.shape.elements[1]]
         elif op.endswith("-done") and instr.shape.is_array:
             reads = [instr.shape]
         elif op == "fusion":

@@ -41,6 +41,17 @@ BINARY_SAME_SHAPE = frozenset({
     "and", "or", "xor", "atan2", "shift-left", "shift-right-logical", "shift-right-arithmetic",
 })
 
+# Operand counts XLA's parser requires (beyond the elementwise sets above).
+OPERAND_COUNTS: dict[str, int] = {
+    **{op: 1 for op in ("bitcast", "opt-barrier", "all-gather-done", "all-reduce-done",
+                        "collective-permute-done", "copy-done", "copy-start", "topk", "reshape",
+                        "while", "domain", "get-dimension-size", "transpose", "broadcast",
+                        "slice", "reverse", "get-tuple-element")},
+    **{op: 2 for op in ("add-dependency", "set-dimension-size", "pad", "dot", "compare")},
+    **{op: 3 for op in ("clamp", "select")},
+    **{op: 0 for op in ("iota", "replica-id", "partition-id")},
+}
+
 # Results that are another instruction's buffer (or a computation's carried one), not a
 # buffer of their own.
 ALIASING = frozenset({"bitcast", "get-tuple-element", "tuple", "opt-barrier", "add-dependency",
@@ -48,3 +59,23 @@ ALIASING = frozenset({"bitcast", "get-tuple-element", "tuple", "opt-barrier", "a
 
 # Opcodes whose parentheses hold a literal, not operand names: constant(1), parameter(0).
 LITERAL_OPCODES = frozenset({"constant", "parameter"})
+
+# XLA prints an op wrapped in async-start/-update/-done as `<op>-start`, `<op>-update`,
+# `<op>-done` (slice-start, all-to-all-start, ...) for any opcode that has no async
+# form of its own.
+ASYNC_PHASES = ("-start", "-update", "-done")
+
+
+def async_shorthand(opcode: str) -> tuple[str, str] | None:
+    """(wrapped opcode, phase: start | update | done) of an async shorthand opcode."""
+    if opcode in OPCODES:
+        return None
+    for phase in ASYNC_PHASES:
+        if opcode.endswith(phase) and opcode[: -len(phase)] in OPCODES:
+            return opcode[: -len(phase)], phase[1:]
+    return None
+
+
+def known_opcode(opcode: str) -> bool:
+    """Whether XLA's parser knows this opcode (as printed, or as async shorthand)."""
+    return opcode in OPCODES or async_shorthand(opcode) is not None

@@ -36,6 +36,7 @@ class ReplicaGroups:
     iota_perm: tuple[int, ...] = ()
     mesh_axes: tuple[tuple[str, int], ...] = ()
     mesh_refs: tuple[str, ...] = ()
+    mesh_devices: tuple[int, ...] = ()  # device_ids=(...): the mesh's devices in order
 
     @property
     def group_size(self) -> int:
@@ -56,12 +57,17 @@ def iota_groups(shape: tuple[int, ...], dims: tuple[int, ...], perm: tuple[int, 
     return tuple(tuple(flat[i : i + size]) for i in range(0, len(flat), size))
 
 
-def mesh_groups(axes: tuple[tuple[str, int], ...], refs: tuple[str, ...]) -> tuple:
-    """Groups of devices that differ only along the referenced mesh axes."""
+def mesh_groups(axes: tuple[tuple[str, int], ...], refs: tuple[str, ...],
+                devices: tuple[int, ...] = ()) -> tuple:
+    """Groups of devices that differ only along the referenced mesh axes; `devices`: the
+    mesh's device at each position, row-major (default: the position itself)."""
     names = [a for a, _ in axes]
     sizes = [s for _, s in axes]
     if prod(sizes) > MAX_DEVICES or any(s < 0 for s in sizes):
         raise ValueError(f"mesh of {prod(sizes)} devices (limit {MAX_DEVICES})")
+    if devices and len(devices) != prod(sizes):
+        raise ValueError(f"device_ids name {len(devices)} devices; the mesh "
+                         f"{[list(a) for a in axes]} has {prod(sizes)}")
     missing = [r for r in refs if r not in names]
     if missing:
         raise ValueError(f"mesh axes {missing} are not in the mesh {names}")
@@ -77,6 +83,8 @@ def mesh_groups(axes: tuple[tuple[str, int], ...], refs: tuple[str, ...]) -> tup
                 for inner in product(*(range(sizes[i]) for i in ref_idx))
             )
         )
+    if devices:
+        return tuple(tuple(devices[p] for p in g) for g in groups)
     return tuple(groups)
 
 

@@ -78,6 +78,8 @@ def _scalar(text: str) -> Any:
 def parse_attr(key: str, text: str) -> Any:
     """The typed value of `key=text`; raises lark errors on malformed text."""
     rule = KEY_RULES.get(key)
+    if rule == "int_list" and text.startswith("{{"):  # collective-permute's slice_sizes={{2}}
+        rule = "int_list_list"
     if rule is not None:
         if rule == "name_list" and not text.startswith("{"):
             return (scalar_text("NAME", text),)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.ir import Module
+from hloscope.parser.asyncs import wrap_async_shorthand
 from hloscope.parser.errors import ParseError, from_lark
 from hloscope.parser.fast.scan import MAX_NESTING, ScanMiss, scan_text
 from hloscope.parser.reader import lark_errors, locate_attr
@@ -68,8 +69,8 @@ def _parse(text: str, path: str, strict: bool) -> list[Module]:
         except (ScanMiss, ValueError, KeyError, IndexError, TypeError, *lark_errors()):
             pass  # the grammar decides: same IR, or a located error
         else:
-            validate(modules, text)
-            return modules
+            validate(modules, text, strict)
+            return _finished(modules)
     _check_nesting(text, path)
     from lark.exceptions import UnexpectedInput, VisitError
 
@@ -97,7 +98,15 @@ def _parse(text: str, path: str, strict: bool) -> list[Module]:
         except AttributeParseError as e:
             raise locate_attr(e.instr, e.key, e.cause, path, text.splitlines(),
                                value=e.instr.attrs.get(e.key)) from None
-    validate(modules, text)
+
+    validate(modules, text, strict)
+    return _finished(modules)
+
+
+def _finished(modules: list[Module]) -> list[Module]:
+    """What XLA's parser adds after reading: the computations async shorthand wraps."""
+    for module in modules:
+        wrap_async_shorthand(module)
     return modules
 
 

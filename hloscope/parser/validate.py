@@ -1,5 +1,7 @@
 """Semantic checks after parsing, for what XLA's parser (or its verifier) rejects:
-unknown opcodes, undefined or later-defined operands, duplicate names, missing called
+unknown opcodes (strict mode; the default mode keeps them, and lint warns), async
+start/update/done chains that do not match, literals that do not fit their shape or
+element type, operand counts, undefined or later-defined operands, duplicate names, missing called
 computations, several ROOTs, parameter numbering, operand counts of elementwise ops,
 elementwise shape mismatches, tuple indices out of range. Each is a ParseError at the
 instruction's location."""
@@ -10,8 +12,10 @@ from collections.abc import Container
 
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import CALL_ATTR
-from hloscope.ir.opcodes import BINARY_SAME_SHAPE, OPCODES, UNARY_ELEMENTWISE
+from hloscope.ir.opcodes import (
+    BINARY_SAME_SHAPE, OPCODES, OPERAND_COUNTS, UNARY_ELEMENTWISE, async_shorthand)
 from hloscope.parser.errors import ParseError, attribute_error
+from hloscope.parser.literals import literal_problem
 
 
 def _error(msg: str, module: Module, instr: Instruction | None, comp: Computation | None,
@@ -23,16 +27,18 @@ def _error(msg: str, module: Module, instr: Instruction | None, comp: Computatio
     return ParseError(msg, module.path, line, col, src)
 
 
-def validate(modules: list[Module], text: str | None = None) -> None:
+def validate(modules: list[Module], text: str | None = None, strict: bool = False) -> None:
     """Raise a located ParseError for the first semantic error; `text` (the parsed
-    file) only supplies the offending line for the message."""
+    file) only supplies the offending line for the message; `strict`: an opcode XLA
+    does not know is an error (else it is kept as an opaque instruction)."""
     for module in modules:
-        check_module(module, text)
+        check_module(module, text, strict=strict)
 
 
-def check_module(module: Module, text: str | None, callable_names: Container[str] | None = None) -> None:
+def check_module(module: Module, text: str | None, callable_names: Container[str] | None = None,
+                 strict: bool = False) -> None:
     """validate for one module; `callable_names`: the names its calls may use, when not
-    only its own computations' (hloscope.halves checks half a module at a time)."""
+    only its own computations' (hloscope.stats.halves checks half a module at a time)."""
     _header(module, text)
     names: set[str] = set()
     for comp in module.computations:
@@ -40,10 +46,11 @@ def check_module(module: Module, text: str | None, callable_names: Container[str
             raise _error(f"computation {comp.name} is defined twice", module, None, comp, text)
         names.add(comp.name)
     consistent: set[tuple] = set()  # shape checks passed, by their texts
+    before: set[str] = set()  # XLA's parser needs a computation defined before its callers
     for comp in module.computations:
+        visible = before if callable_names is None else _Earlier(before, names, callable_names)
         try:
-            _computation(module, comp, names if callable_names is None else callable_names, text,
-                         consistent)
+            _computation(module, comp, visible, text, consistent, strict, names)
         except ParseError as e:  # attribute errors are raised without the file's name
             if not e.path or e.path == "<string>":
                 e.path = module.path
@@ -51,6 +58,18 @@ def check_module(module: Module, text: str | None, callable_names: Container[str
                 if e.source_line is None and 0 < e.line <= len(lines):
                     e.attach_source(lines[e.line - 1])
             raise
+        before.add(comp.name)
+
+
+class _Earlier:
+    """The names a computation may call when the module is checked in parts: its own
+    part's computations defined before it, or any name the other part may have."""
+
+    def __init__(self, before: set[str], own: set[str], others: Container[str]) -> None:
+        self.before, self.own, self.others = before, own, others
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.before or (name not in self.own and name in self.others)
 
 
 def _header(module: Module, text: str | None) -> None:
@@ -67,7 +86,8 @@ def _header(module: Module, text: str | None) -> None:
 
 
 def _computation(module: Module, comp: Computation, computations: Container[str], text,
-                 consistent: set[tuple]) -> None:
+                 consistent: set[tuple], strict: bool = False,
+                 defined: Container[str] = frozenset()) -> None:
     """The checks of one computation; `computations`: the module's computation names,
     `consistent`: the texts of shape checks passed so far (shared across the module)."""
     if not comp.instructions:
@@ -79,7 +99,9 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
     for instr in comp.instructions:
         op, name = instr.opcode, instr.name
         if op not in OPCODES:
-            raise _Raiser(module, instr, comp, text)(f"unknown opcode '{op}'")
+            problem = _async(instr, seen, strict)
+            if problem is not None:
+                raise _Raiser(module, instr, comp, text)(problem)
         if name in seen:
             raise _Raiser(module, instr, comp, text)(
                 f"instruction %{name} is defined twice in {comp.name}")
@@ -94,12 +116,23 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
             for called in instr.called_computations:
                 if called not in computations:
                     raise _Raiser(module, instr, comp, text)(
-                        f"%{name} calls computation {called}, which does not exist")
+                        f"%{name} calls computation {called}, which "
+                        + ("is defined after it (XLA's parser needs callees first)"
+                           if called in defined else "does not exist"))
+        wanted = OPERAND_COUNTS.get(op)
+        if wanted is not None and len(instr.operands) != wanted:
+            raise _Raiser(module, instr, comp, text)(
+                f"{op} expects {wanted} operand{'s' * (wanted != 1)}, but %{name} has "
+                f"{len(instr.operands)}")
         if instr.is_root:
             roots += 1
             if roots > 1:
                 raise _Raiser(module, instr, comp, text)(f"{comp.name} has more than one ROOT")
-        if op == "parameter":
+        if op == "constant" and instr.literal is not None:
+            problem = literal_problem(instr.shape, instr.literal)
+            if problem is not None:
+                raise _Raiser(module, instr, comp, text)(problem)
+        elif op == "parameter":
             number = _int(instr.literal)
             if number is None or not 0 <= number < len(comp.instructions):
                 raise _Raiser(module, instr, comp, text)(
@@ -145,6 +178,33 @@ class _Raiser:
 
 _SHAPE_CHECKED = BINARY_SAME_SHAPE | {
     "dot", "convolution", "reduce", "transpose", "broadcast", "reverse", "get-tuple-element"}
+
+
+_GENERIC_ASYNC = {"async-start": "start", "async-update": "update", "async-done": "done"}
+
+
+def _async(instr: Instruction, seen: dict[str, Instruction], strict: bool) -> str | None:
+    """What XLA says of an opcode it does not list: the async shorthand's chain checks, or
+    `unknown opcode` (strict mode only). None: accepted."""
+    parts = async_shorthand(instr.opcode)
+    if parts is None:
+        return f"unknown opcode '{instr.opcode}'" if strict else None
+    wrapped, phase = parts
+    if phase == "start":
+        shape = instr.shape
+        if not (shape.is_tuple and len(shape.elements) >= 2 and shape.elements[0].is_tuple):
+            return (f"{instr.opcode} expects the shape ((operands), outputs, state), "
+                    f"not {instr.shape_text}")
+        return None
+    source = seen.get(instr.operands[0]) if len(instr.operands) == 1 else None
+    before = async_shorthand(source.opcode) if source is not None else None
+    if source is None or before is None or before[1] == "done":
+        return f"{instr.opcode} takes one operand, the {wrapped}-start or -update it continues"
+    if before[0] != wrapped:
+        return f"%{instr.name} continues a {before[0]} ({source.opcode}), not a {wrapped}"
+    if phase == "update" and source.shape_text != instr.shape_text:
+        return f"{instr.opcode} must have its operand's shape {source.shape_text}"
+    return None
 
 
 def _int(text: str | None) -> int | None:

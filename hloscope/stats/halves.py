@@ -20,6 +20,7 @@ from typing import Any
 from hloscope._speed.fork import Peer, forked
 from hloscope._speed.process import may_fork
 from hloscope.cost.memory import memory_part, memory_total
+from hloscope.ir.opcodes import async_shorthand
 from hloscope.parser.split import split_point
 from hloscope.stats.counts import stats_part, stats_total
 
@@ -51,6 +52,8 @@ def _half(text: str, path: str, first_line: int) -> tuple[Any, dict]:
     if len(modules) != 1:
         raise ValueError("not one module")
     module = modules[0]
+    if any(async_shorthand(op) for op in {i.opcode for c in module.computations for i in c.instructions}):
+        raise ValueError("async shorthand")  # (its wrapped computations are made whole-module)
     names = [c.name for c in module.computations]
     calls = _Calls(names)
     check_module(module, text, calls)  # (the second half's module has no header to check)
@@ -100,8 +103,9 @@ def _parent(text: str, path: str, every: bool, child: Peer) -> list[dict] | None
     if theirs is None:
         return None
     names = set(mine["names"])
-    if names & set(theirs["names"]) or \
-            not set(mine["elsewhere"]) | set(theirs["elsewhere"]) <= names | set(theirs["names"]):
+    # a call from the first half to the second is to a computation defined after it: the
+    # serial path says so
+    if names & set(theirs["names"]) or mine["elsewhere"] or not set(theirs["elsewhere"]) <= names:
         child.send(None)
         return None
     fused = frozenset(mine["fused"]) | frozenset(theirs["fused"])

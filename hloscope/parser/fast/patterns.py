@@ -110,12 +110,35 @@ def seek_attrs(attr_text: str, keys: Collection[str], most: int) -> dict[str, st
         key = m.group(1)
         if key in keys:
             out[key] = m.group(2).rstrip()
+            if key == "replica_groups" and MESH_DEVICES_AHEAD.match(attr_text, m.end()):
+                return {k: v for k, v in split_attr_text(attr_text).items() if k in keys}
             most -= 1
             if most <= 0:
                 break
     return out
 
 
+# `replica_groups=mesh[...], device_ids=(...) {...}`: XLA prints the mesh's device order
+# after a comma, inside the one value.
+MESH_DEVICES_AHEAD = re.compile(r",[ \t]*device_ids=\(")
+
+
 def split_attr_text(attr_text: str) -> dict[str, str]:
     """{key: value} of an attribute list `LINE` has accepted (so the split cannot fail)."""
-    return {k: v.rstrip() for k, v in ATTR_ITEM.findall(attr_text)}
+    out = {k: v.rstrip() for k, v in ATTR_ITEM.findall(attr_text)}
+    return join_mesh_devices(out) if "device_ids" in out else out
+
+
+def join_mesh_devices(attrs: dict[str, str]) -> dict[str, str]:
+    """`replica_groups=mesh[...]` and `device_ids=(...) {...}`, split at their comma,
+    joined back into the one replica_groups value they are."""
+    groups = attrs.get("replica_groups", "")
+    if not groups.startswith("mesh") or groups.endswith("}"):
+        return attrs
+    out = {}
+    for key, value in attrs.items():
+        if key == "device_ids":
+            out["replica_groups"] = f"{groups}, device_ids={value}"
+        elif key != "replica_groups":
+            out[key] = value
+    return out

@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from hloscope.ir import Computation, Instruction, Module
-from hloscope.ir.instruction import NAME
+from hloscope.ir.instruction import CALL_KEYS, NAME
 from hloscope.ir.opcodes import LITERAL_OPCODES
 from hloscope.parser.attrs import parse_shape
 from hloscope.parser.fast.compact import MISSING, fast_value
@@ -33,6 +33,7 @@ from hloscope.parser.fast.patterns import (
     OPERAND_SEP,
     PARAM_ITEM,
     TAIL,
+    join_mesh_devices,
     literal_ok,
 )
 from hloscope.parser.reader import READER
@@ -56,7 +57,7 @@ _ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?")
 _OPCODE = re.compile(rf"\s+({_NAME})\(")
 _COMP_HEAD = re.compile(rf"\s*(ENTRY\s+)?({_NAME})\s*(.*?)\s*\{{\s*$")
 _ATTR = re.compile(rf"\s*({_NAME})\s*=\s*")
-_MODULE = re.compile(rf"\s*HloModule\s+({_NAME})\s*(.*)$", re.S)
+_MODULE = re.compile(rf"\s*HloModule\s+({_NAME}):?\s*(.*)$", re.S)
 _STRING_ENTRY = re.compile(r'\s*(-?\d+)\s+("(?:[^"\\]|\\.)*")\s*$')
 _RECORD_ENTRY = re.compile(r"\s*(-?\d+)\s+\{(.*)\}\s*$")
 _SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
@@ -102,8 +103,11 @@ def _attrs(s: str, start: int) -> dict[str, str]:
             raise ScanMiss("empty attribute value")
         if _top_level_blank(value):
             raise ScanMiss("blank inside an attribute value")
-        out[m.group(1).lstrip("%")] = value
-    return out
+        key = m.group(1).lstrip("%")
+        if key in CALL_KEYS and value.startswith("{") and "=" in value:
+            raise ScanMiss("computation written inside an attribute")  # the grammar builds it
+        out[key] = value
+    return join_mesh_devices(out) if "device_ids" in out else out
 
 
 def _shape_end(s: str, i: int) -> int:

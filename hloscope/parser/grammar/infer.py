@@ -7,6 +7,7 @@ We infer the common cases and say clearly when we cannot.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from hloscope.ir import Computation, Instruction, Shape
 
@@ -16,23 +17,72 @@ _SAME_AS_OPERAND = frozenset({
     "not", "round-nearest-afz", "round-nearest-even", "copy", "erf", "real", "imag",
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "remainder",
     "and", "or", "xor", "shift-left", "shift-right-logical", "shift-right-arithmetic",
-    "atan2", "clz", "popcnt", "opt-barrier", "add-dependency",
+    "atan2", "clz", "popcnt", "opt-barrier", "add-dependency", "domain", "reverse",
+    "count-leading-zeros", "logistic", "acos", "acosh", "asin", "asinh", "atanh", "cosh", "sinh",
 })
+_SCALAR_RESULT = {"partition-id": "u32", "replica-id": "u32", "get-dimension-size": "s32"}
+_COMPLEX_PART = {"c64": "f32", "c128": "f64"}
+_COMPLEX_OF = {"f32": "c64", "f64": "c128"}
 
 
 class CannotInfer(ValueError):
     pass
 
 
+def _array(element_type: str, dims: tuple[int, ...] | list[int]) -> Shape:
+    dims = tuple(dims)
+    return Shape(element_type, dims, (False,) * len(dims))
+
+
 def _plain(shape: Shape) -> Shape:
     return replace(shape, layout=None, elements=tuple(_plain(e) for e in shape.elements))
 
 
-def infer(instr: Instruction, comp: Computation) -> Shape:
+def infer(instr: Instruction, comp: Computation, module: Any = None) -> Shape:
+    """The shape XLA infers for an instruction printed without one; `module` (any object
+    with `by_name` computations) for ops whose shape is a called computation's."""
     ops = [comp[name].shape for name in instr.operands if name in comp]
     if len(ops) != len(instr.operands):
         raise CannotInfer(f"cannot infer the shape of %{instr.name}: unknown operand")
     op = instr.opcode
+    if op in _SCALAR_RESULT:
+        return Shape(_SCALAR_RESULT[op])
+    if op == "is-finite" and ops:
+        return Shape("pred", ops[0].dims, ops[0].dynamic)
+    if op in ("real", "imag") and ops and ops[0].element_type in _COMPLEX_PART:
+        return Shape(_COMPLEX_PART[ops[0].element_type], ops[0].dims, ops[0].dynamic)
+    if op == "complex" and ops and ops[0].element_type in _COMPLEX_OF:
+        return Shape(_COMPLEX_OF[ops[0].element_type], ops[0].dims, ops[0].dynamic)
+    if op == "transpose" and ops and ops[0].is_array:
+        perm = instr.attr("dimensions", ())
+        if sorted(perm) == list(range(ops[0].rank)):
+            return _array(ops[0].element_type, [ops[0].dims[d] for d in perm])
+    if op == "concatenate" and ops and all(o.is_array for o in ops):
+        (dim,) = instr.attr("dimensions", (0,))[:1] or (0,)
+        dims = list(ops[0].dims)
+        if 0 <= dim < len(dims):
+            dims[dim] = sum(o.dims[dim] for o in ops)
+            return _array(ops[0].element_type, dims)
+    if op == "dot" and len(ops) == 2 and all(o.is_array for o in ops):
+        lb, lc = instr.attr("lhs_batch_dims", ()), instr.attr("lhs_contracting_dims", ())
+        rb, rc = instr.attr("rhs_batch_dims", ()), instr.attr("rhs_contracting_dims", ())
+        lhs, rhs = ops
+        dims = ([lhs.dims[d] for d in lb]
+                + [n for d, n in enumerate(lhs.dims) if d not in lb and d not in lc]
+                + [n for d, n in enumerate(rhs.dims) if d not in rb and d not in rc])
+        return _array(lhs.element_type, dims)
+    if op == "reduce" and len(ops) == 2 and ops[0].is_array:
+        drop = set(instr.attr("dimensions", ()))
+        return _array(ops[1].element_type, [n for d, n in enumerate(ops[0].dims) if d not in drop])
+    if op == "while" and ops:
+        return ops[0]
+    if op in ("call", "conditional") and module is not None:
+        called = instr.called_computations
+        target = module.by_name.get(called[-1 if op == "call" else 0]) if called else None
+        if target is not None and target.root is not None and target.root.shape_text:
+            return target.root.shape
+    if op == "sort" and ops:
+        return ops[0] if len(ops) == 1 else Shape("tuple", elements=tuple(ops))
     if op == "get-tuple-element" and ops and ops[0].is_tuple:
         return ops[0].elements[int(instr.attrs.get("index", "0"))]
     if op == "tuple":

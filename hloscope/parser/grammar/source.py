@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 START_RULES = [
     "hlo_file", "shape", "layout", "replica_groups", "window", "slice_ranges",
     "int_list", "int_list_list", "name_list", "bool_list", "sharding", "record",
-    "program_shape", "shape_list", "dim_labels", "padding", "generic",
+    "program_shape", "shape_list", "dim_labels", "padding", "generic", "computation",
 ]
 
 

@@ -17,6 +17,7 @@ from lark.exceptions import UnexpectedInput, VisitError
 
 from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.ir import Computation, Instruction, Module
+from hloscope.ir.instruction import CALL_KEYS
 from hloscope.ir.opcodes import LITERAL_OPCODES
 from hloscope.parser.attrs import parse_attr
 from hloscope.parser.errors import ParseError, from_lark
@@ -45,6 +46,10 @@ class _Builder:
         self.text, self.path, self.positions = text, path, positions
         self.shapes: dict[str, Any] = {}  # token text -> Shape, through the shape rule
         self.values: set[str] = set()  # token texts the generic rule has accepted
+        self.nested: list[Instruction] = []  # nested operands, to go before their user
+        self.names: set[str] = set()  # instruction and computation names of the module
+        self.inline: list[Computation] = []  # computations written inside an attribute
+        self.by_name: dict[str, Computation] = {}  # computations built so far (shape inference)
 
     # ------------------------------------------------------------ texts and tokens
     def span(self, node: Tree | Token) -> str:
@@ -97,12 +102,35 @@ class _Builder:
         return self.span(node)
 
     # ------------------------------------------------------------ the IR
-    def attributes(self, nodes: list[Any]) -> dict[str, str]:
+    def attributes(self, nodes: list[Any], line: int = 0) -> dict[str, str]:
         out: dict[str, str] = {}
         for node in nodes:
             if isinstance(node, Tree) and node.data == "attribute":
-                out[_name(node.children[0])] = self.value(node.children[1])
+                key = _name(node.children[0])
+                value = node.children[1]
+                if key in CALL_KEYS and _inline_computation(value):
+                    out[key] = self._inline(value)
+                else:
+                    out[key] = self.value(value)
         return out
+
+    def _inline(self, node: Any) -> str:
+        """A computation written inside an attribute (`to_apply={ x = ... }`): built, kept
+        for the module, and named as XLA names it (`_`, `_.1`, ...)."""
+        if not self.positions:
+            raise _NeedPositions
+        start, end = node.meta.start_pos, node.meta.end_pos
+        # the same lines and columns as in the file: newlines and blanks before it
+        before = self.text.rfind("\n", 0, start) + 1
+        padded = "\n" * self.text.count("\n", 0, start) + " " * max(start - before - 2, 0) + \
+            "_ " + self.text[start:end]
+        tree = lark_parser().parse(padded, start="computation")
+        comp = self.computation(tree)
+        comp.name = self.unique("_")
+        for instr in comp.instructions:
+            instr.computation = comp.name
+        self.inline.append(comp)
+        return comp.name
 
     def literal(self, opcode: Tree, operands: list[Tree]) -> str:
         """The text inside constant(...) / parameter(...) read by the rules (a CALL_TOKEN's
@@ -124,6 +152,14 @@ class _Builder:
 
     def instruction(self, node: Tree, computation: str) -> Instruction:
         root, name, shape, opcode, *rest = node.children
+        first = root if root is not None else name.children[0]
+        return self._build(_name(name), shape, opcode, rest, computation, root is not None,
+                           first.line, first.column)
+
+    def _build(self, name: str, shape: Any, opcode: Any, rest: list[Any], computation: str,
+               is_root: bool, line: int, column: int) -> Instruction:
+        """An instruction from its parts (nested operands become instructions of their own,
+        in self.nested, named as XLA names them: `multiply.anon`)."""
         names: list[str] = []
         shapes: list[str | None] = []
         literal = None
@@ -152,26 +188,51 @@ class _Builder:
                     elif op.data == "plain_operand":
                         shapes.append(None)
                         names.append(_name(op.children[0]))
+                    elif op.data == "shape_operand":
+                        shapes.append(self.shape_text(op.children[0]))
+                        names.append("")  # (a single instruction's parameter, named later)
+                    elif op.data == "nested_operand":
+                        nested = self._nested(op, computation)
+                        shapes.append(None)
+                        names.append(nested.name)
                     else:
                         self._not_operand(op, opcode_name)
-        first = root if root is not None else name.children[0]
         instr = Instruction(
-            name=_name(name),
+            name=name,
             opcode=opcode_name,
             shape_text=self.shape_text(shape) if shape is not None else "",
             operands=tuple(names),
             operand_shapes=tuple(shapes),
-            _attrs=self.attributes(rest),
+            _attrs=self.attributes(rest, line),
             literal=literal,
-            is_root=root is not None,
-            line=first.line,
-            column=first.column,
+            is_root=is_root,
+            line=line,
+            column=column,
             computation=computation,
             reader=READER,
         )
         if shape is not None:
             instr._shape = self.shape(shape)
         return instr
+
+    def _nested(self, op: Tree, computation: str) -> Instruction:
+        """A nested operand (`multiply(a, b)` inside another's operands) as an instruction."""
+        shape, opcode, *rest = op.children
+        token = opcode if isinstance(opcode, Token) else opcode.children[0]
+        head = token.value.partition("(")[0].lstrip("%")
+        instr = self._build(self.unique(f"{head}.anon"), shape, opcode, rest, computation,
+                            False, token.line, token.column)
+        self.nested.append(instr)
+        return instr
+
+    def unique(self, base: str) -> str:
+        """XLA's name uniquer: `base`, then `base.1`, `base.2`, ... among names seen."""
+        name, n = base, 0
+        while name in self.names:
+            n += 1
+            name = f"{base}.{n}"
+        self.names.add(name)
+        return name
 
     def _not_operand(self, op: Tree, opcode_name: str) -> None:
         if not self.positions:
@@ -203,17 +264,64 @@ class _Builder:
             comp.result_shape_text = self.shape_text(result)
         for child in rest:
             if isinstance(child, Tree) and child.data == "instruction":
+                self.names.add(_name(child.children[1]))
+        for child in rest:
+            if isinstance(child, Tree) and child.data == "instruction":
                 instr = self.instruction(child, comp.name)
-                if not instr.shape_text:  # printed without a shape: XLA infers it
-                    try:
-                        instr._shape = infer(instr, comp)
-                    except CannotInfer as e:
-                        raise ParseError(str(e), self.path, instr.line, instr.column) from None
-                    instr.shape_text = instr._shape.text()
-                comp.instructions.append(instr)
-                comp._by_name = None
+                for made in [*self.nested, instr]:
+                    self.add(comp, made)
+                self.nested.clear()
         comp.attrs = self.attributes(rest)
+        self.by_name[comp.name] = comp
         return comp
+
+    def add(self, comp: Computation, instr: Instruction) -> None:
+        """Append an instruction, its shape inferred when printed without one (as XLA does)."""
+        if not instr.shape_text:
+            try:
+                instr._shape = infer(instr, comp, self)
+            except CannotInfer as e:
+                raise ParseError(str(e), self.path, instr.line, instr.column) from None
+            instr.shape_text = instr._shape.text()
+        comp.instructions.append(instr)
+        comp._by_name = None
+
+    def single(self, node: Tree) -> Module:
+        """A file holding one instruction: module and entry computation `_`, its operands
+        parameters in the order they appear (each must give its shape), as XLA builds it."""
+        inner = node.children[0] if node.data == "single_instruction" else node
+        comp = Computation("_", is_entry=True, line=1)
+        if inner.data == "instruction":
+            instr = self.instruction(inner, comp.name)
+        else:  # unnamed_instruction: `f32[4] add(...)`, named after the module
+            shape, opcode, *rest = inner.children
+            token = opcode if isinstance(opcode, Token) else opcode.children[0]
+            instr = self._build("_", shape, opcode, rest, comp.name, False, token.line, token.column)
+        made = [*self.nested, instr]
+        defined = {i.name for i in made}
+        params: dict[str, Instruction] = {}
+        for user in made:
+            renamed = []
+            for k, (name, shape) in enumerate(zip(user.operands, user.operand_shapes)):
+                if name in defined and name:
+                    renamed.append(name)
+                    continue
+                if shape is None:
+                    raise ParseError("Operand had no shape in HLO text; cannot create parameter "
+                                     "for single-instruction module.", self.path, user.line, user.column)
+                key = name or f"_{len(params)}"
+                if key not in params:
+                    params[key] = Instruction(key, "parameter", shape, literal=str(len(params)),
+                                              line=user.line, column=user.column,
+                                              computation=comp.name, reader=READER)
+                renamed.append(key)
+            user.operands = tuple(renamed)
+        for made_instr in [*params.values(), *made]:
+            self.add(comp, made_instr)
+        comp.instructions[-1].is_root = True
+        module = Module("_", path=self.path, line=1)
+        module.computations = [*self.inline, comp]
+        return module
 
     def module_line(self, mnode: Tree) -> int:
         if self.positions:
@@ -223,9 +331,14 @@ class _Builder:
 
     def modules(self, tree: Tree) -> list[Module]:
         modules: list[Module] = []
+        if tree.data == "instruction_only":
+            return [self.single(tree.children[0])]
         if tree.data == "headerless_module":
             module = Module("", path=self.path, line=1)
-            module.computations = [self.computation(c) for c in tree.children]
+            for c in tree.children:
+                comp = self.computation(c)
+                module.computations.extend([*self.inline, comp])
+                self.inline.clear()
             module.name = "module_" + module.entry.name  # type: ignore[union-attr]
             return [module]
         for mnode in tree.children:
@@ -235,7 +348,9 @@ class _Builder:
                 if not isinstance(child, Tree) or child.data == "attribute":
                     continue
                 if child.data == "computation":
-                    module.computations.append(self.computation(child))
+                    comp = self.computation(child)
+                    module.computations.extend([*self.inline, comp])  # (as XLA prints them)
+                    self.inline.clear()
                 else:
                     self.section(module, child)
             modules.append(module)
@@ -244,6 +359,14 @@ class _Builder:
 
 def _name(node: Tree) -> str:
     return node.children[0].lstrip("%")
+
+
+def _inline_computation(node: Any) -> bool:
+    """Whether an attribute value is a computation written out: braces holding `x = ...`."""
+    if isinstance(node, Tree) and node.data == "attr_value" and len(node.children) == 1:
+        node = node.children[0]
+    return isinstance(node, Tree) and node.data == "braces" and any(
+        isinstance(c, Token) and c.type == "EQUAL" for c in node.children)
 
 
 def parse_strict(text: str, path: str) -> list[Module]:

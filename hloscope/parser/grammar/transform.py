@@ -16,6 +16,7 @@ from hloscope.ir.values import (
     iota_groups,
     mesh_groups,
 )
+from hloscope.ir.values import iota_devices as iota_device_ids
 from hloscope.parser.fast.compact import build_sharding
 from hloscope.parser.text import scalar_text, unquote  # noqa: F401 (unquote: re-exported)
 
@@ -199,8 +200,19 @@ class ValueBuilder(Transformer):
         return tuple(x for x in c if isinstance(x, str) and not isinstance(x, Token))
 
     def mesh_groups(self, c: list[Any]) -> ReplicaGroups:
-        axes, refs = c[0], c[1]
-        return ReplicaGroups("mesh", mesh_groups(axes, refs), mesh_axes=axes, mesh_refs=refs)
+        axes, key, devices, refs = c
+        if key is not None and str(key) != "device_ids":
+            raise ValueError(f"expected device_ids= after the mesh axes, not {key}=")
+        devices = devices or ()
+        return ReplicaGroups("mesh", mesh_groups(axes, refs, devices), mesh_axes=axes,
+                             mesh_refs=refs, mesh_devices=devices)
+
+    def mesh_iota_devices(self, c: list[Any]) -> tuple[int, ...]:
+        dims, perm = c
+        return tuple(iota_device_ids(dims, _perm(perm)))
+
+    def mesh_device_list(self, c: list[Any]) -> tuple[int, ...]:
+        return _ints(c)
 
     # -- window, slices, dim labels, padding
     def window_field(self, c: list[Any]) -> tuple[str, str]:

@@ -1,0 +1,97 @@
+"""What XLA checks of a constant's literal beyond its syntax (strict mode): as many
+elements per dimension as the shape says, and each value within its element type."""
+
+from __future__ import annotations
+
+import re
+
+from hloscope.ir import Shape
+
+_TOKEN = re.compile(r"\s*(\.\.\.|[{}(),]|[^\s{}(),]+)")
+# (largest finite value, spacing of values there): a printed value is in range when it
+# rounds to a finite value, below max + spacing / 2 (XLA prints f32's max as 3.40282347e+38,
+# a little above it).
+_FLOAT_MAX = {"f16": (65504.0, 2.0 ** 5), "bf16": (3.3895313892515355e38, 2.0 ** 120),
+              "f32": (3.4028234663852886e38, 2.0 ** 104), "f64": (1.7976931348623157e308, 0.0),
+              "f8e4m3fn": (448.0, 32.0), "f8e5m2": (57344.0, 2.0 ** 13), "f8e4m3": (240.0, 16.0),
+              "f8e3m4": (15.5, 0.5), "f8e4m3fnuz": (240.0, 16.0),
+              "f8e5m2fnuz": (57344.0, 2.0 ** 13), "f8e4m3b11fnuz": (30.0, 2.0)}
+_SPECIAL = {"inf", "-inf", "nan", "-nan"}
+
+
+def _int_range(element_type: str) -> tuple[int, int] | None:
+    m = re.fullmatch(r"([su])(\d+)", element_type)
+    if m is None:  # (pred takes any integer, as XLA's parser does)
+        return (-(1 << 63), (1 << 64) - 1) if element_type == "pred" else None
+    bits = int(m.group(2))
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if m.group(1) == "s" else (0, (1 << bits) - 1)
+
+
+def _value_problem(token: str, element_type: str) -> str | None:
+    if element_type == "pred" and token in ("true", "false"):
+        return None
+    ints = _int_range(element_type)
+    if ints is not None:
+        try:
+            value = int(token)
+        except ValueError:
+            return f"expects integer for primitive type {element_type}, not {token}"
+        if not ints[0] <= value <= ints[1]:
+            return f"value {value} is out of range for literal's primitive type {element_type}"
+        return None
+    limit = _FLOAT_MAX.get(element_type)
+    if limit is None or token.split("(")[0] in _SPECIAL:
+        return None
+    try:
+        value = float(token)
+    except ValueError:
+        return f"expects a floating point value for primitive type {element_type}, not {token}"
+    largest, spacing = limit
+    if abs(value) >= largest + spacing / 2 and abs(value) > largest:
+        return f"value {token} is out of range for literal's primitive type {element_type}"
+    return None
+
+
+def literal_problem(shape: Shape, text: str) -> str | None:
+    """Why XLA would reject `text` as a literal of `shape` (None: it would not)."""
+    if not shape.is_array or shape.element_type in ("c64", "c128", "token", "opaque"):
+        return None
+    tokens = [t for t in _TOKEN.findall(text) if t != ","]
+    rank = len(shape.dims)
+    if rank == 0:
+        if len(tokens) != 1:
+            return f"expects one value for a scalar {shape}, not {text.strip()!r}"
+        return _value_problem(tokens[0], shape.element_type)
+    seen = [0] * rank
+    level = 0
+    for tok in tokens:
+        if tok == "{":
+            level += 1
+            if level > rank:
+                return f"expects nested array in rank {rank}, but sees larger"
+            if level > 1:
+                seen[level - 2] += 1
+                if seen[level - 2] > shape.dims[level - 2]:
+                    return f"expects {shape.dims[level - 2]} elements in dimension {level - 2}, but sees more"
+        elif tok == "}":
+            if level == 0:
+                return "unexpected '}' in the literal"
+            if seen[level - 1] != shape.dims[level - 1]:
+                return (f"expects {shape.dims[level - 1]} elements in dimension {level - 1}, "
+                        f"but sees {seen[level - 1]}")
+            seen[level - 1] = 0
+            level -= 1
+        elif tok == "...":
+            if level != 1:
+                return f"expects `...` at nest level 1, but sees it at nest level {level}"
+            seen[0] = shape.dims[0]
+        else:
+            if level != rank:
+                return f"expects nested array in rank {rank}, but sees {level}"
+            seen[rank - 1] += 1
+            if seen[rank - 1] > shape.dims[rank - 1]:
+                return f"expects {shape.dims[rank - 1]} elements on the minor-most dimension, but sees more"
+            problem = _value_problem(tok, shape.element_type)
+            if problem is not None:
+                return problem
+    return None if level == 0 else "unclosed '{' in the literal"
