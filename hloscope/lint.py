@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hloscope.parser import ParseError, load
-from hloscope.parser.load import decode, read
-from hloscope.report.common import LintReport
+from hloscope.parser.load import check_values, decode, read
+from hloscope.report.common import FileError, LintReport
 from hloscope.rules.base import Rule, Severity
 from hloscope.rules.config import Config
 from hloscope.rules.engine import run
@@ -28,6 +28,7 @@ class LintOptions:
     baseline: Path | None = None
     strict: bool = False
     trace: Path | None = None
+    raise_errors: bool = False  # --debug: a file's failure propagates (with its traceback)
 
 
 class LintError(ValueError):
@@ -86,10 +87,12 @@ def auto_jobs(paths: list[str | Path]) -> int:
     return min(os.cpu_count() or 1, len(files))
 
 
-def expand(paths: list[str | Path], pattern: str | None = None) -> list[Path]:
+def expand(paths: list[str | Path], pattern: str | None = None,
+           empty: list[FileError] | None = None) -> list[Path]:
     """Files to lint: files as given; directories searched recursively for `pattern`
     (default: XLA's *after_optimizations.txt dumps if the folder has any, else *.hlo.txt
-    and *.hlo), buffer-assignment dumps left out."""
+    and *.hlo), buffer-assignment dumps left out. A folder with none is an error entry in
+    `empty` when given (the other inputs go on), else a LintError."""
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
@@ -103,7 +106,10 @@ def expand(paths: list[str | Path], pattern: str | None = None) -> list[Path]:
         found = sorted({f for pat in patterns for f in p.rglob(pat)
                         if f.is_file() and "buffer-assignment" not in f.name})
         if not found:
-            raise LintError(f"{p}: no files matching {' or '.join(patterns)}")
+            message = f"no files matching {' or '.join(patterns)}"
+            if empty is None:
+                raise LintError(f"{p}: {message}")
+            empty.append(FileError(str(p), 0, 0, message))
         out.extend(found)
     return out
 
@@ -114,6 +120,7 @@ class FileResult:
     notes: list[str]
     instructions: int
     suppressed: int
+    error: FileError | None = None  # the file could not be linted: why, and where
 
 
 def _options_key(opts: LintOptions) -> str:
@@ -130,19 +137,35 @@ def lint_one(path: Path, opts: LintOptions) -> FileResult:
 
 def _lint(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | None]:
     """lint_one's result, and the file's lines when it was parsed (None from the cache):
-    the report shows them, so it need not read the file again."""
+    the report shows them, so it need not read the file again. A file that cannot be
+    linted gives a result holding its error: the run goes on with the other files."""
+    try:
+        return _lint_file(path, opts)
+    except LintError:
+        raise  # a usage or configuration problem: the whole run's
+    except Exception as e:  # noqa: BLE001 - one file must not sink the run
+        if opts.raise_errors:
+            raise
+        return FileResult([], [], 0, 0, FileError.of(str(path), e)), None
+
+
+def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | None]:
     from hloscope import cache
 
     data = read(path)
     k = cache.key(data, _options_key(opts)) if cache.is_enabled() and opts.trace is None else ""
     hit = cache.get("lint", k) if k else None
-    if hit is not None:
+    if hit is not None:  # (the same text may have been linted under another name)
+        from dataclasses import replace
+
+        hit.findings = [f if f.file == str(path) else replace(f, file=str(path)) for f in hit.findings]
         return hit, None
     chip = _chip(opts)
     rules = build_rules(opts)
     text = decode(data, str(path))
     modules = load(path, strict=opts.strict, data=data, text=text)
     lines = text.splitlines()
+    check_values(modules, lines, str(path))  # every value typed: what `parse` accepts, no more
     index, notes = _trace(opts, modules, chip)
     if chip is None and index is not None:
         from hloscope.trace.report import detect_chip
@@ -202,7 +225,8 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
     Every file is parsed before anything is reported: a ParseError aborts the run."""
     from hloscope import cache
 
-    files = expand(paths)
+    missing: list[FileError] = []
+    files = expand(paths, empty=missing)
     rules = build_rules(opts)  # validates the selection and options up front
     _chip(opts)
     results: list[FileResult] = []
@@ -228,6 +252,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
                 read_lines[str(f)] = lines
             if progress:
                 progress(n, len(files))
+    errors = missing + [r.error for r in results if r.error is not None]
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: (-f.sort_cost, f.file, f.line, f.column, f.code))
     notes = list(dict.fromkeys(n for r in results for n in r.notes))
@@ -246,7 +271,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
         findings=findings, rules=[type(r) for r in rules], files=[str(f) for f in files],
         instructions=sum(r.instructions for r in results),
         suppressed=sum(r.suppressed for r in results), baselined=baselined,
-        notes=notes, sources=sources,
+        notes=notes, sources=sources, errors=errors,
     )
 
 
@@ -262,7 +287,13 @@ def lint_modules(modules: list, opts: LintOptions, trace=None,
         suppressed=result.suppressed, notes=result.notes, sources=sources or {})
 
 
-def exit_code(report: LintReport, fail_on: Severity) -> int:
+def exit_code(report: LintReport, fail_on: Severity, exit_zero: bool = False) -> int:
+    """2 when a file could not be linted, else 1 when a finding is at or above `fail_on`
+    (unless `exit_zero`), else 0."""
+    if report.errors:
+        return 2
+    if exit_zero:
+        return 0
     return 1 if any(f.severity >= fail_on for f in report.findings) else 0
 
 

@@ -20,7 +20,6 @@ os.environ["HLOSCOPE_CACHE_DIR"] = tempfile.mkdtemp(prefix="hloscope-test-cache-
 
 from oracle import xla_views  # noqa: E402
 
-
 # The environment of a subprocess that tests a speed trick itself (hloscope._speed): the
 # tricks on, even when the suite runs with HLOSCOPE_PLAIN=1.
 TRICKS_ON = {k: v for k, v in os.environ.items() if k != "HLOSCOPE_PLAIN"}

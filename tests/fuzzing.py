@@ -184,10 +184,10 @@ def analyse(modules) -> int:
     from hloscope.cost.roofline import roofline
     from hloscope.mlir.kernels import kernels
     from hloscope.render.graphviz import render_graph
+    from hloscope.report.parse import module_json
     from hloscope.rules.engine import run
     from hloscope.rules.registry import load_rules
     from hloscope.sharding import analyze
-    from hloscope.report.parse import module_json
     from hloscope.stats.counts import module_stats
 
     chip = get_chip("v5p")
@@ -286,10 +286,10 @@ def halves_differential(cases: int, seed: int = 0) -> tuple[int, list[str]]:
     and serially: (how many the halves counted, those where the counts differ or the
     serial path rejects what the halves counted). Run it from a script with one thread."""
     from hloscope.cost.memory import memory_facts
-    from hloscope.stats.halves import stats_in_halves
     from hloscope.parser import ParseError, parse
     from hloscope.parser.load import decode
     from hloscope.stats.counts import module_stats
+    from hloscope.stats.halves import stats_in_halves
 
     rng = random.Random(seed)
     data = (ROOT / "fixtures" / "tpu" / "llm_v5p_big.hlo.txt").read_bytes()

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 from conftest import (
-    FIXTURES, corpus_files, fixture_files, manifest, needs_corpus, rel, xla_view_map)
+    FIXTURES,
+    corpus_files,
+    fixture_files,
+    manifest,
+    needs_corpus,
+    rel,
+    xla_view_map,
+)
 from oracle import compare, our_view
 
 from hloscope.parser import load
@@ -81,9 +88,9 @@ KNOWN_REWRITES = {
 
 @needs_corpus
 def test_split_lit_modules_match_xla():
-    from hloscope.parser import ParseError, parse
-
     from oracle import xla_views
+
+    from hloscope.parser import ParseError, parse
 
     chunks = _lit_chunks()
     views = xla_views([c for _, c in chunks])

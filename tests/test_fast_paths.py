@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from hloscope.parser import parse
 from hloscope.parser.attrs import KEY_RULES, parse_rule
 from hloscope.parser.fast.compact import MISSING, fast_value
-from hloscope.parser.grammar.source import lark_parser, terminal_regex
 from hloscope.parser.fast.patterns import LINE as _LINE
 from hloscope.parser.fast.scan import scan_instruction, scan_text
 from hloscope.parser.fast.shapes import fast_shape
+from hloscope.parser.grammar.source import lark_parser, terminal_regex
 
 
 @cache
@@ -265,8 +265,9 @@ def test_strict_mode_parses_a_large_module_in_two_halves_with_the_same_result(mo
     monkeypatch.setattr(halves, "PARALLEL_MIN_CHARS", 1000)
     monkeypatch.setattr(process.os, "cpu_count", lambda: 2)  # (also on a one-core runner)
     parsed = halves.parse_halves(text, "m.hlo")
-    from hloscope.parser.grammar.strict import parse_strict
     from irdump import dump_module
+
+    from hloscope.parser.grammar.strict import parse_strict
 
     if process.may_spawn():  # (HLOSCOPE_PLAIN=1: never split, checked below)
         assert parsed is not None

@@ -152,7 +152,68 @@ def test_a_crashing_rule_becomes_an_internal_error_finding():
     codes = [f.code for f in result.findings]
     assert codes.count("X000") == 1 and "H001" in codes  # the other rule still ran
     (err,) = [f for f in result.findings if f.code == "X000"]
-    assert "T999 (boom) crashed: ZeroDivisionError: on purpose" in err.message
+    assert f"T999 (boom) crashed on %{err.instruction}: ZeroDivisionError: on purpose" in err.message
+    first_copy = next(i for i in load(COPY)[0].instructions() if i.opcode == "copy")
+    assert (err.instruction, err.line, err.column) == (first_copy.name, first_copy.line, first_copy.column)
+
+
+# ------------------------------------------------------------------ run isolation (one bad file)
+TRUNCATED = "HloModule t\n\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[4] negate(a\n"
+
+
+def _good_bad_good(tmp_path):
+    bad = tmp_path / "truncated.hlo"
+    bad.write_text(TRUNCATED)
+    return [COPY, bad, NARROW], bad
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_one_bad_file_does_not_sink_the_run(tmp_path, fmt):
+    files, bad = _good_bad_good(tmp_path)
+    alone = {str(f): lint("--format", "json", str(f)) for f in (COPY, NARROW)}
+    res = lint("--format", fmt, *map(str, files))
+    assert res.exit_code == 2
+    for path, single in alone.items():  # each good file's findings, in full
+        for f in json.loads(single.stdout)["findings"]:
+            message = f["message"].replace("%", "%25") if fmt == "github" else f["message"]
+            assert message in res.stdout, (fmt, f["message"])
+    assert res.stderr.startswith(f"{bad}:6:1: error: unexpected end of input")
+    if fmt == "text":
+        assert "1 file(s) could not be linted" in res.stdout
+    elif fmt == "json":
+        out = json.loads(res.stdout)
+        assert out["errors"] == [{"file": str(bad), "line": 6, "column": 1,
+                                  "message": "unexpected end of input; expected '(', ')', ','"}]
+    elif fmt == "sarif":
+        (run_,) = json.loads(res.stdout)["runs"]
+        (inv,) = run_["invocations"]
+        assert inv["executionSuccessful"] is False
+        (note,) = inv["toolExecutionNotifications"]
+        assert note["level"] == "error" and note["locations"][0]["physicalLocation"][
+            "region"] == {"startLine": 6, "startColumn": 1}
+    else:
+        assert f"::error file={bad},line=6,col=1" in res.stdout
+
+
+def test_one_bad_file_in_a_directory(tmp_path):
+    import shutil
+
+    for f in (COPY, NARROW):
+        shutil.copy(f, tmp_path / f.name)
+    (tmp_path / "broken.hlo.txt").write_text(TRUNCATED)
+    res = lint("--format", "json", str(tmp_path))
+    out = json.loads(res.stdout)
+    assert res.exit_code == 2 and [e["file"] for e in out["errors"]] == [str(tmp_path / "broken.hlo.txt")]
+    assert {f["file"] for f in out["findings"]} == {str(tmp_path / COPY.name), str(tmp_path / NARROW.name)}
+
+
+def test_a_file_error_shows_the_source_line_and_caret(tmp_path):
+    bad = tmp_path / "bad.hlo"
+    bad.write_text("HloModule m\n\nENTRY e {\n  a = f32[2 parameter(0)\n}\n")
+    res = lint(str(COPY), str(bad))
+    assert res.exit_code == 2
+    assert res.stderr == f"{bad}:4:13: error: unexpected name 'parameter'; expected ',', ']'\n" \
+           "    a = f32[2 parameter(0)\n              ^\n"
 
 
 def test_findings_are_sorted_by_cost():

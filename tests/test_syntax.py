@@ -14,8 +14,7 @@ import pytest
 from irdump import dump_module
 from oracle import compare, our_view, xla_views
 
-from hloscope.ir.shape import COMBINE_DIM
-from hloscope.ir.shape import UNBOUNDED
+from hloscope.ir.shape import COMBINE_DIM, UNBOUNDED
 from hloscope.parser import parse
 
 CORNERS: dict[str, str] = {}

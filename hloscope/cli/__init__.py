@@ -13,9 +13,20 @@ def run() -> NoReturn:
 
     from hloscope._speed.process import allow_spawn, run_command
     from hloscope.cli.app import app
+    from hloscope.cli.common import debugging
+
+    def main() -> None:
+        try:
+            app()
+        except Exception as e:  # noqa: BLE001 - a bug of ours: one line, not a traceback
+            if debugging():
+                raise
+            print(f"error: internal error ({type(e).__name__}: {e}); rerun with --debug for "
+                  "details", file=sys.stderr)
+            sys.exit(2)
 
     allow_spawn()  # (our main module is guarded: workers may re-import it)
-    sys.exit(run_command(app))
+    sys.exit(run_command(main))
 
 
 __all__ = ["run"]

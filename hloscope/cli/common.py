@@ -43,6 +43,11 @@ def set_debug(debug: bool) -> None:
     _state["debug"] = debug
 
 
+def debugging() -> bool:
+    """Whether --debug was given (errors then show their Python traceback)."""
+    return bool(_state["debug"])
+
+
 def note_file(path: Path | str) -> None:
     """The file now being read: named in errors raised later by values parsed on first use."""
     _state["file"] = str(path)

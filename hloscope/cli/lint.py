@@ -12,6 +12,7 @@ import typer
 from hloscope.cli.common import (
     NoCacheOpt,
     StrictOpt,
+    debugging,
     fail,
     guard,
     progress_bar,
@@ -45,6 +46,9 @@ def lint(
 ) -> None:
     """Check HLO files against hloscope's rules and report findings.
 
+    Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 a usage error or a file
+    that could not be linted (reported after every other file's findings).
+
     Examples:
 
       hloscope lint fixtures/tpu/transformer_v5p.hlo.txt
@@ -70,6 +74,7 @@ def lint(
     opts.strict = strict
     opts.baseline = baseline
     opts.trace = trace
+    opts.raise_errors = debugging()
     bar = progress_bar()
 
     def run():
@@ -87,4 +92,6 @@ def lint(
         typer.echo(f"wrote {len(report.findings)} finding(s) to {write_baseline}", err=True)
         raise typer.Exit(0)
     sys.stdout.write(render(format.value, report))
-    raise typer.Exit(0 if exit_zero else exit_code(report, threshold))
+    for e in report.errors:  # after everything else, on stderr (JSON/SARIF/github carry them too)
+        typer.echo(e.render(), err=True)
+    raise typer.Exit(exit_code(report, threshold, exit_zero))

@@ -21,7 +21,11 @@ def parse(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
     """
 
     def run(modules: list) -> None:
+        from hloscope.parser.load import check_values
         from hloscope.report.parse import module_json, parse_text
+
+        # every value typed, as lint does: the two accept exactly the same files
+        check_values(modules, file.read_text(encoding="utf-8", errors="replace").splitlines(), str(file))
 
         emit(format, lambda: {"version": 1, "modules": [module_json(m) for m in modules]},
              lambda: parse_text(modules))

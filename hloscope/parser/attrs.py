@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from functools import cache, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hloscope.parser.fast.compact import MISSING, fast_value
 from hloscope.parser.fast.shapes import fast_shape
 from hloscope.parser.grammar.source import lark_parser, terminal_regex
 from hloscope.parser.text import scalar_text
+
+if TYPE_CHECKING:
+    from hloscope.ir import Instruction, Module
 
 INT_LIST_KEYS = (
     "dimensions", "lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims",
@@ -96,3 +99,24 @@ def parse_attr(key: str, text: str) -> Any:
         except ValueError:
             pass
     return parse_rule("generic", text)
+
+
+def force_attributes(modules: list[Module]) -> None:
+    """Parse every instruction attribute value through its typed rule (strict mode does
+    this; the module header's values are typed by validate, on both paths)."""
+    for module in modules:
+        for comp in module.computations:
+            for instr in comp.instructions:
+                for key, value in instr.attrs.items():
+                    try:
+                        parse_attr(key, value)
+                    except Exception as e:  # noqa: BLE001 - re-raised with a location
+                        raise AttributeParseError(instr, key, e) from e
+
+
+class AttributeParseError(Exception):
+    def __init__(self, instr: Instruction, key: str, cause: Exception) -> None:
+        super().__init__(f"malformed {key}= value of %{instr.name}: {cause}")
+        self.instr = instr
+        self.key = key
+        self.cause = cause

@@ -31,8 +31,19 @@ def _check_nesting(text: str, path: str) -> None:
 
 
 def decode(data: bytes, path: str) -> str:
-    """Bytes to text, refusing binary and empty input with a located error."""
+    """Bytes to HLO text, refusing empty input and what is not HLO with a located error.
+    Other inputs are recognised (hloscope.parser.inputs): a binary HloProto or StableHLO
+    text becomes HLO text through jaxlib; XLA's buffer-assignment and memory reports and
+    XProf's JSON are refused with a message saying what they are."""
     nul = data.find(b"\0")
+    if nul >= 0 or data[:2] == b"\x1f\x8b":
+        from hloscope.parser.inputs import classify_binary
+
+        try:
+            return classify_binary(data, path)
+        except ParseError as e:
+            if nul < 0 or "cannot read as an HloProto" not in e.message:
+                raise
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
         col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
@@ -45,6 +56,10 @@ def decode(data: bytes, path: str) -> str:
         raise ParseError("invalid UTF-8; expected HLO text", path, line, col) from None
     if not text or text.isspace():  # (no stripped copy of a large file)
         raise ParseError("empty file; expected 'HloModule'", path, 1, 1)
+    if not text.lstrip()[:9] == "HloModule":
+        from hloscope.parser.inputs import classify_text
+
+        return classify_text(text, path)
     return text
 
 
@@ -74,8 +89,9 @@ def _parse(text: str, path: str, strict: bool) -> list[Module]:
     _check_nesting(text, path)
     from lark.exceptions import UnexpectedInput, VisitError
 
+    from hloscope.parser.attrs import AttributeParseError, force_attributes
     from hloscope.parser.grammar.halves import parse_halves
-    from hloscope.parser.grammar.strict import AttributeParseError, force_attributes, parse_strict
+    from hloscope.parser.grammar.strict import parse_strict
 
     try:
         modules = parse_halves(text, path) or parse_strict(text, path)
@@ -108,6 +124,19 @@ def _finished(modules: list[Module]) -> list[Module]:
     for module in modules:
         wrap_async_shorthand(module)
     return modules
+
+
+def check_values(modules: list[Module], lines: list[str], path: str) -> None:
+    """Type every attribute value now (strict mode does so while parsing; `parse` and
+    `lint` do so after a default parse, so that both accept exactly the same files);
+    memoized by text, so a dump's repeated values cost once."""
+    from hloscope.parser.attrs import AttributeParseError, force_attributes
+
+    try:
+        force_attributes(modules)
+    except AttributeParseError as e:
+        raise locate_attr(e.instr, e.key, e.cause, path, lines,
+                          value=e.instr.attrs.get(e.key)) from None
 
 
 def read(path: str | Path) -> bytes:

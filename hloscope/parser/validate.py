@@ -13,7 +13,12 @@ from collections.abc import Container
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import CALL_ATTR
 from hloscope.ir.opcodes import (
-    BINARY_SAME_SHAPE, OPCODES, OPERAND_COUNTS, UNARY_ELEMENTWISE, async_shorthand)
+    BINARY_SAME_SHAPE,
+    OPCODES,
+    OPERAND_COUNTS,
+    UNARY_ELEMENTWISE,
+    async_shorthand,
+)
 from hloscope.parser.errors import ParseError, attribute_error
 from hloscope.parser.literals import literal_problem
 
@@ -40,6 +45,9 @@ def check_module(module: Module, text: str | None, callable_names: Container[str
     """validate for one module; `callable_names`: the names its calls may use, when not
     only its own computations' (hloscope.stats.halves checks half a module at a time)."""
     _header(module, text)
+    if not module.computations and callable_names is None:
+        raise _error("expects a computation after the module header (XLA's parser needs one)",
+                     module, None, None, text)
     names: set[str] = set()
     for comp in module.computations:
         if comp.name in names:

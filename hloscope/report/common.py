@@ -8,6 +8,42 @@ from dataclasses import dataclass, field
 from hloscope.rules.base import Finding, Rule
 
 
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be linted: where and why (located when the input is at fault)."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+    source_line: str | None = None
+
+    @classmethod
+    def of(cls, path: str, err: BaseException) -> FileError:
+        """From a ParseError (located), or any other failure (an internal error of hloscope
+        on this file, not located)."""
+        from hloscope.parser.errors import ParseError
+
+        if isinstance(err, ParseError):
+            where = err.path if err.path not in ("", "<string>") else path
+            source = err.source_line
+            if source is None and err.line > 0:
+                import linecache
+
+                source = linecache.getline(where, err.line).rstrip("\n") or None
+            return cls(where, err.line, err.column, err.message, source)
+        return cls(path, 0, 0, f"internal error ({type(err).__name__}: {err}); rerun with --debug")
+
+    def render(self) -> str:
+        """`FILE:LINE:COL: error: message`, the source line and a caret under the column."""
+        from hloscope.parser.errors import ParseError
+
+        return ParseError(self.message, self.file, self.line, self.column, self.source_line).render()
+
+    def to_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "column": self.column, "message": self.message}
+
+
 @dataclass
 class LintReport:
     findings: list[Finding]
@@ -18,11 +54,12 @@ class LintReport:
     baselined: int = 0
     notes: list[str] = field(default_factory=list)
     sources: dict[str, list[str]] = field(default_factory=dict)
+    errors: list[FileError] = field(default_factory=list)  # files that could not be linted
 
     def to_dict(self) -> dict:
         """The JSON output of `hloscope lint`."""
         return {"version": 1, "findings": [f.to_dict() for f in self.findings],
-                "summary": self.summary()}
+                "errors": [e.to_dict() for e in self.errors], "summary": self.summary()}
 
     def summary(self) -> dict:
         return {
@@ -33,5 +70,6 @@ class LintReport:
             "by_code": dict(sorted(Counter(f.code for f in self.findings).items())),
             "suppressed": self.suppressed,
             "baselined": self.baselined,
+            "errors": len(self.errors),
             "notes": self.notes,
         }

@@ -21,5 +21,9 @@ def render(report: LintReport) -> str:
         f"::{_COMMAND[f.severity]} file={_prop(f.file)},line={f.line},col={f.column},"
         f"title={_prop(f'{f.code} {f.name}')}::{_data(f.message)}"
         for f in report.findings
+    ] + [
+        f"::error file={_prop(e.file)},line={max(e.line, 1)},col={max(e.column, 1)},"
+        f"title=hloscope could not lint this file::{_data(e.message)}"
+        for e in report.errors
     ]
     return "\n".join(lines) + ("\n" if lines else "")

@@ -40,6 +40,8 @@ def render(report: LintReport) -> str:
     extras = [f"{s['suppressed']} suppressed inline" if s["suppressed"] else "",
               f"{s['baselined']} in baseline" if s["baselined"] else ""]
     extras = [e for e in extras if e]
+    if report.errors:
+        extras.append(f"{len(report.errors)} file(s) could not be linted")
     out.append(tail + (f"; {', '.join(extras)}" if extras else ""))
     out.extend(f"note: {n}" for n in report.notes)
     return "\n".join(out) + "\n"

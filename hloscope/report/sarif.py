@@ -49,6 +49,13 @@ def render(report: LintReport) -> str:
         if f.code in index:
             result["ruleIndex"] = index[f.code]
         results.append(result)
+    notifications = [{
+        "level": "error",
+        "message": {"text": e.message},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": e.file},
+            "region": {"startLine": max(e.line, 1), "startColumn": max(e.column, 1)}}}],
+    } for e in report.errors]
     payload = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -56,6 +63,8 @@ def render(report: LintReport) -> str:
             "tool": {"driver": {"name": "hloscope", "version": __version__,
                                 "informationUri": "https://github.com/hloscope/hloscope",
                                 "rules": driver_rules}},
+            "invocations": [{"executionSuccessful": not report.errors,
+                             "toolExecutionNotifications": notifications}],
             "results": results,
         }],
     }

@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from hloscope.ir import Module
+from hloscope.ir import Instruction, Module
 from hloscope.parser.errors import ParseError
 from hloscope.rules.base import Finding, InstructionRule, ModuleRule, Rule, RuleContext, Severity
 
@@ -47,14 +47,20 @@ def _measured(f: Finding, trace) -> Finding:
     return replace(f, cost=cost)
 
 
-def internal_error(rule: type[Rule], module: Module, err: BaseException) -> Finding:
+def internal_error(rule: type[Rule], module: Module, err: BaseException,
+                   instr: Instruction | None = None) -> Finding:
+    """The finding that says a rule failed (on this instruction, when it was checking one):
+    a bug of that rule, reported at the place it met; the other rules' findings stay."""
     where = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
     place = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
+    on = f" on %{instr.name}" if instr is not None else ""
     return Finding(
         code="X000", name="internal-error", severity=Severity.ERROR,
-        message=f"rule {rule.code} ({rule.name}) crashed: {type(err).__name__}: {err}{place}",
-        file=module.path, line=module.line, column=1, module=module.name,
-        computation="", instruction="", evidence={"rule": rule.code},
+        message=f"rule {rule.code} ({rule.name}) crashed{on}: {type(err).__name__}: {err}{place}",
+        file=module.path, line=instr.line if instr else module.line,
+        column=instr.column if instr else 1, module=module.name,
+        computation=instr.computation if instr else "", instruction=instr.name if instr else "",
+        evidence={"rule": rule.code},
     )
 
 
@@ -96,7 +102,7 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
                         raise  # a malformed value in the file: an input error, not a rule bug
                     except Exception as e:  # noqa: BLE001 - one rule must not stop the run
                         crashed.add(rule.code)
-                        found.append(internal_error(type(rule), module, e))
+                        found.append(internal_error(type(rule), module, e, instr))
         for rule in active:
             if isinstance(rule, ModuleRule):
                 try:

@@ -19,7 +19,6 @@ from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import CALL_KEYS
 from hloscope.ir.opcodes import LITERAL_OPCODES
-from hloscope.parser.attrs import parse_attr
 from hloscope.parser.errors import ParseError, from_lark
 from hloscope.parser.grammar.infer import CannotInfer, infer
 from hloscope.parser.grammar.source import lark_parser
@@ -380,24 +379,3 @@ def parse_strict(text: str, path: str) -> list[Module]:
             pass
         del tree
         return _Builder(text, path, positions=True).modules(lark_parser().parse(text, start="hlo_file"))
-
-
-def force_attributes(modules: list[Module]) -> None:
-    """Parse every instruction attribute value through its typed rule (strict mode does
-    this; the module header's values are typed by validate, on both paths)."""
-    for module in modules:
-        for comp in module.computations:
-            for instr in comp.instructions:
-                for key, value in instr.attrs.items():
-                    try:
-                        parse_attr(key, value)
-                    except Exception as e:  # noqa: BLE001 - re-raised with a location
-                        raise AttributeParseError(instr, key, e) from e
-
-
-class AttributeParseError(Exception):
-    def __init__(self, instr: Instruction, key: str, cause: Exception) -> None:
-        super().__init__(f"malformed {key}= value of %{instr.name}: {cause}")
-        self.instr = instr
-        self.key = key
-        self.cause = cause
