@@ -51,8 +51,8 @@ BROKEN = [
     ("unclosed-brace", "HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0), frontend_attributes={x=\"1\"\n}\n",
      5, 1, "unexpected end of input"),
     ("bad-shape", "HloModule m\nENTRY e {\n  ROOT a = f32[2 parameter(0)\n}\n", 3, 18, "unexpected name 'parameter'"),
-    ("deep-nesting", "HloModule m\nENTRY e {\n  ROOT a = " + "(" * 300 + "f32[]" + ")" * 300 + " parameter(0)\n}\n",
-     3, 267, "brackets nested deeper than 256"),
+    ("deep-nesting", "HloModule m\nENTRY e {\n  ROOT a = " + "(" * 1100 + "f32[]" + ")" * 1100 + " parameter(0)\n}\n",
+     3, 1035, "brackets nested deeper than 1024"),
     ("empty-computation", "HloModule m\nENTRY e {\n}\n", 2, 1, "computation e has no instructions"),
     # inside whole-value tokens (grammar/hlo.lark, any_shape): located in the file
     ("bracket-kinds", "HloModule m\nENTRY e {\n  ROOT a = f32[2]{0} parameter(0), metadata={op_name=\"x\" y=(1]}\n}\n",

@@ -48,6 +48,32 @@ KEY_RULES: dict[str, str] = {
     "allow_spmd_sharding_propagation_to_output": "bool_list",
 }
 
+# Every attribute name XLA's parser takes on some instruction (strict mode refuses any
+# other: XLA says "unexpected attribute"); seen in real dumps and in hlo_parser.cc.
+KNOWN_KEYS = frozenset({
+    "sharding", "frontend_attributes", "statistics", "parameter_replication",
+    "control-predecessors", "origin", "metadata", "backend_config", "replica_groups",
+    "channel_id", "dimensions", "constrain_layout", "use_global_device_ids", "to_apply",
+    "source_target_pairs", "slice_sizes", "mode", "async_execution_thread",
+    "output_to_operand_aliasing", "calls", "cross_program_prefetch_index", "inferred_dimension",
+    "is_stable", "condition", "body", "is_host_transfer", "true_computation",
+    "false_computation", "branch_computations", "custom_call_target", "window", "dim_labels",
+    "feature_group_count", "batch_group_count", "operand_layout_constraints",
+    "custom_call_has_side_effect", "literal", "schedule", "api_version", "padding_type",
+    "operand_precision", "algorithm", "called_computations", "lhs_contracting_dims",
+    "rhs_contracting_dims", "lhs_batch_dims", "rhs_batch_dims", "lhs_ragged_dimensions",
+    "rhs_group_dimensions", "sparsity", "fft_type", "fft_length", "direction", "type",
+    "distribution", "exponent_bits", "mantissa_bits", "offset_dims", "collapsed_slice_dims",
+    "start_index_map", "index_vector_dim", "indices_are_sorted", "unique_indices",
+    "operand_batching_dims", "start_indices_batching_dims", "update_window_dims",
+    "inserted_window_dims", "scatter_dims_to_operand_dims", "input_batching_dims",
+    "scatter_indices_batching_dims", "dynamic_slice_sizes", "padding", "slice", "kind",
+    "infeed_config", "outfeed_config", "outfeed_shape", "epsilon", "feature_index",
+    "left_side", "lower", "unit_diagonal", "transpose_a", "k", "largest", "domain",
+    "iota_dimension", "select", "scatter", "is_composite", "is_reverse", "num_carries",
+    "is_associative", "result_accuracy", "index", "delta", "split_dimension", "conv_kind",
+})
+
 _SCALAR_TERMINALS = ("INT", "FLOAT", "NAME", "STRING", "SQSTRING", "NEG_SPECIAL", "DIM_LABELS")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from hloscope._speed.nogc import no_cyclic_gc
@@ -13,6 +14,11 @@ from hloscope.parser.fast.scan import MAX_NESTING, ScanMiss, scan_text
 from hloscope.parser.reader import lark_errors, locate_attr
 from hloscope.parser.text import nesting_beyond
 from hloscope.parser.validate import validate
+
+# Parsing, typing and printing a shape recurse once or twice per nesting level: the
+# interpreter's limit (1000 by default) is raised to cover MAX_NESTING (a deeper text is
+# refused first, with its place). Pickling such a module for the cache works too (tested).
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 16 * MAX_NESTING))
 
 # Resource bounds; raise them with these environment variables.
 MAX_FILE_BYTES = int(os.environ.get("HLOSCOPE_MAX_FILE_BYTES", str(4 << 30)))
@@ -114,6 +120,7 @@ def _parse(text: str, path: str, strict: bool) -> list[Module]:
         except AttributeParseError as e:
             raise locate_attr(e.instr, e.key, e.cause, path, text.splitlines(),
                                value=e.instr.attrs.get(e.key)) from None
+        _known_keys(modules, text, path)
 
     validate(modules, text, strict)
     return _finished(modules)
@@ -124,6 +131,24 @@ def _finished(modules: list[Module]) -> list[Module]:
     for module in modules:
         wrap_async_shorthand(module)
     return modules
+
+
+def _known_keys(modules: list[Module], text: str, path: str) -> None:
+    """Strict mode: an attribute XLA's parser does not know is an error, as XLA makes it."""
+    from hloscope.parser.attrs import KNOWN_KEYS
+
+    for module in modules:
+        for comp in module.computations:
+            for instr in comp.instructions:
+                for key in instr.attrs:
+                    if key not in KNOWN_KEYS:
+                        lines = text.split("\n")
+                        src = lines[instr.line - 1] if 0 < instr.line <= len(lines) else None
+                        err = ParseError(f"unexpected attribute \"{key}\"", path, instr.line,
+                                         instr.column, src, attr_key=key)
+                        if src is not None:
+                            err.attach_source(src)
+                        raise err
 
 
 def check_values(modules: list[Module], lines: list[str], path: str) -> None:

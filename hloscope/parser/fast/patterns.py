@@ -88,6 +88,7 @@ def _literal() -> re.Pattern[str]:
     from hloscope.parser.grammar.source import terminal_source
 
     scalar = "|".join(f"(?:{terminal_source(t)[0]})" for t in ("FLOAT", "NEG_SPECIAL", "INT", "NAME"))
+    scalar = rf"{scalar}|\(\s*(?:{scalar})\s*,\s*(?:{scalar})\s*\)"  # and complex (re, im)
     item = rf"(?:{scalar}|\.\.\.)"
     # each item is followed by a comma and another item, or by the closing brace: one copy
     # of the level below per level (a list form would need two)

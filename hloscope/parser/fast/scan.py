@@ -48,7 +48,9 @@ from hloscope.parser.text import (
 )
 
 # Deeper bracket nesting is refused (a deep-tuple bomb); HLOSCOPE_MAX_NESTING raises it.
-MAX_NESTING = int(os.environ.get("HLOSCOPE_MAX_NESTING", "256"))
+# (XLA's parser takes tuples nested thousands deep; 1024 levels and the interpreter's
+# recursion limit raised to cover them: hloscope.parser.load)
+MAX_NESTING = int(os.environ.get("HLOSCOPE_MAX_NESTING", "1024"))
 
 _NAME = rf"%?{NAME}"
 _NAME_RE = re.compile(_NAME)

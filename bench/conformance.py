@@ -1,0 +1,58 @@
+"""Conformance with XLA's own parser (issue #17's measurement).
+
+    python3 bench/conformance.py [--mutants 3000] [--seed 7]
+
+Every HLO module in fixtures/ and ../shared/corpus (XLA's lit test modules and benchmark
+HLO among them), plus seeded mutants of them, judged by XLA's parser (jaxlib 0.10.2) and
+by hloscope: the share of XLA-accepted inputs hloscope accepts with XLA's instruction
+count (default and strict mode), and the share of XLA-rejected inputs strict mode rejects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from conformance import collect, measure, mutants  # noqa: E402
+
+TARGETS = {"default_accepts": 0.995, "strict_accepts": 0.99, "strict_rejects": 0.90}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mutants", type=int, default=3000)
+    ap.add_argument("--seed", type=int, default=7)
+    ns = ap.parse_args()
+    t = time.perf_counter()
+    modules = collect()
+    real = measure(modules)
+    mutated = measure(mutants(modules, ns.mutants, ns.seed))
+    print(f"{len(modules)} modules, {ns.mutants} mutants, in {time.perf_counter() - t:.0f} s")
+    print(f"real modules: XLA accepts {real.accepted_by_xla}, rejects {real.rejected_by_xla}")
+    print(f"mutants: XLA accepts {mutated.accepted_by_xla}, rejects {mutated.rejected_by_xla}, "
+          f"crashes on {mutated.crashed_xla}")
+    rows = [("default_accepts", "real modules XLA accepts, default mode", real),
+            ("strict_accepts", "real modules XLA accepts, strict mode", real),
+            ("strict_rejects", "mutants XLA rejects, strict mode rejects", mutated)]
+    failed = False
+    for key, what, tally in rows:
+        value = tally.rates()[key]
+        ok = value >= TARGETS[key]
+        failed |= not ok
+        print(f"{what:44} {value * 100:6.2f}%  target >= {TARGETS[key] * 100:.1f}%  "
+              f"{'PASS' if ok else 'FAIL'}")
+    print(f"{'(mutants XLA accepts, default / strict mode)':44} "
+          f"{mutated.rates()['default_accepts'] * 100:6.2f}% / {mutated.rates()['strict_accepts'] * 100:.2f}%")
+    for line in real.misses + mutated.misses[:10]:
+        print("  miss:", line)
+    for line in real.leniencies + mutated.leniencies[:10]:
+        print("  lenient:", line)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
