@@ -29,6 +29,7 @@ class LintOptions:
     strict: bool = False
     trace: Path | None = None
     raise_errors: bool = False  # --debug: a file's failure propagates (with its traceback)
+    stage: str | None = None  # --stage: the compile stage to assume (default: detected)
 
 
 class LintError(ValueError):
@@ -121,13 +122,15 @@ class FileResult:
     instructions: int
     suppressed: int
     error: FileError | None = None  # the file could not be linted: why, and where
+    modules: list[dict] = field(default_factory=list)  # file, name, stage of each module
 
 
 def _options_key(opts: LintOptions) -> str:
     import json
 
     return json.dumps({"select": opts.select, "ignore": opts.ignore, "chip": opts.chip,
-                       "rules": opts.rule_options, "strict": opts.strict}, sort_keys=True, default=str)
+                       "rules": opts.rule_options, "strict": opts.strict, "stage": opts.stage},
+                      sort_keys=True, default=str)
 
 
 def lint_one(path: Path, opts: LintOptions) -> FileResult:
@@ -159,6 +162,7 @@ def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | N
         from dataclasses import replace
 
         hit.findings = [f if f.file == str(path) else replace(f, file=str(path)) for f in hit.findings]
+        hit.modules = [{**m, "file": str(path)} for m in hit.modules]
         return hit, None
     chip = _chip(opts)
     rules = build_rules(opts)
@@ -173,8 +177,9 @@ def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | N
         chip = detect_chip(index.device_kind)
         if chip is not None:
             notes.append(f"chip {chip.name} detected from the trace")
-    result = run(modules, rules, chip=chip, sources={str(path): lines}, trace=index)
-    out = FileResult(result.findings, notes + result.notes, result.instructions, result.suppressed)
+    result = run(modules, rules, chip=chip, sources={str(path): lines}, trace=index, stage=opts.stage)
+    out = FileResult(result.findings, notes + result.notes, result.instructions, result.suppressed,
+                     modules=result.modules)
     if k:
         cache.put("lint", k, out)
     return out, lines
@@ -272,6 +277,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
         instructions=sum(r.instructions for r in results),
         suppressed=sum(r.suppressed for r in results), baselined=baselined,
         notes=notes, sources=sources, errors=errors,
+        modules=[m for r in results for m in r.modules],
     )
 
 
@@ -280,11 +286,12 @@ def lint_modules(modules: list, opts: LintOptions, trace=None,
     """Lint parsed modules (the API's way in): `trace` a joined TraceIndex, `sources` each
     module path's lines (for inline suppressions and the text format's excerpts)."""
     rules = build_rules(opts)
-    result = run(modules, rules, chip=_chip(opts), sources=sources, trace=trace)
+    result = run(modules, rules, chip=_chip(opts), sources=sources, trace=trace, stage=opts.stage)
     return LintReport(
         findings=result.findings, rules=[type(r) for r in rules],
         files=list(dict.fromkeys(m.path for m in modules)), instructions=result.instructions,
-        suppressed=result.suppressed, notes=result.notes, sources=sources or {})
+        suppressed=result.suppressed, notes=result.notes, sources=sources or {},
+        modules=result.modules)
 
 
 def exit_code(report: LintReport, fail_on: Severity, exit_zero: bool = False) -> int:

@@ -24,7 +24,7 @@ LAYERS = [
     {"_version", "resources", "units", "_speed"},
     {"ir", "cache"},
     {"parser"},
-    {"graph", "cost"},
+    {"graph", "cost", "stage"},
     {"sharding", "mlir", "trace", "stats"},
     {"rules"},
     {"report", "render", "lint"},

@@ -41,6 +41,7 @@ def lint(
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
     trace: Annotated[Path | None, typer.Option("--trace", help="A jax.profiler profile: findings gain measured time; trace rules run.")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core when there is enough HLO to repay their start-up, else 1).")] = 0,
+    stage: Annotated[str | None, typer.Option("--stage", help="The compile stage to assume: before_optimizations or after_optimizations (default: from the dump's file name, else from the text).")] = None,
     strict: StrictOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
@@ -75,6 +76,12 @@ def lint(
     opts.baseline = baseline
     opts.trace = trace
     opts.raise_errors = debugging()
+    if stage is not None:
+        from hloscope.stage import STAGES
+
+        if stage not in STAGES:
+            fail(f"error: unknown stage {stage!r}; use {' or '.join(STAGES)}")
+        opts.stage = stage
     bar = progress_bar()
 
     def run():

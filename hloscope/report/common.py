@@ -55,10 +55,12 @@ class LintReport:
     notes: list[str] = field(default_factory=list)
     sources: dict[str, list[str]] = field(default_factory=dict)
     errors: list[FileError] = field(default_factory=list)  # files that could not be linted
+    modules: list[dict] = field(default_factory=list)  # file, name, compile stage of each module
 
     def to_dict(self) -> dict:
         """The JSON output of `hloscope lint`."""
-        return {"version": 1, "findings": [f.to_dict() for f in self.findings],
+        return {"version": 1, "modules": self.modules,
+                "findings": [f.to_dict() for f in self.findings],
                 "errors": [e.to_dict() for e in self.errors], "summary": self.summary()}
 
     def summary(self) -> dict:

@@ -16,7 +16,10 @@ def _excerpt(line: str, column: int) -> tuple[str, int]:
 
 
 def render(report: LintReport) -> str:
-    out: list[str] = []
+    out: list[str] = [f"{m['file']}: HloModule {m['name']}, {m['stage']} ({m['stage_source']})"
+                      for m in report.modules]
+    if out:
+        out.append("")
     by_file: dict[str, list] = {}
     for f in report.findings:
         by_file.setdefault(f.file, []).append(f)

@@ -63,6 +63,7 @@ def render(report: LintReport) -> str:
             "tool": {"driver": {"name": "hloscope", "version": __version__,
                                 "informationUri": "https://github.com/hloscope/hloscope",
                                 "rules": driver_rules}},
+            "properties": {"modules": report.modules},
             "invocations": [{"executionSuccessful": not report.errors,
                              "toolExecutionNotifications": notifications}],
             "results": results,

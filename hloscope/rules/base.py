@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.resources import rule_docs_dir
+from hloscope.stage import AFTER, BEFORE, Stage, detect_stage
 
 if TYPE_CHECKING:
     from hloscope.cost.chips import Chip
@@ -78,11 +79,12 @@ class RuleContext:
     """What a rule may look at: the module, its source, the cost model, the chip."""
 
     def __init__(self, module: Module, chip: Chip | None = None, lines: list[str] | None = None,
-                 trace=None) -> None:
+                 trace=None, stage: Stage | None = None) -> None:
         self.module = module
         self.chip = chip
         self.lines = lines or []
         self.trace = trace  # hloscope.trace.TraceIndex when linting with --trace
+        self.stage = stage if stage is not None else detect_stage(module)
 
     @cached_property
     def model(self) -> CostModel:
@@ -169,6 +171,9 @@ class Rule:
     summary: ClassVar[str] = ""
     requires: ClassVar[frozenset[str]] = frozenset()
     include_fused: ClassVar[bool] = False
+    # The compile stages the rule's pattern means something in (hloscope.stage); in the
+    # others it is a compiler artifact and the rule is skipped, with a note.
+    stages: ClassVar[frozenset[str]] = frozenset({BEFORE, AFTER})
 
     @dataclass(frozen=True)
     class Options:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from hloscope.ir import Instruction, Module
 from hloscope.parser.errors import ParseError
 from hloscope.rules.base import Finding, InstructionRule, ModuleRule, Rule, RuleContext, Severity
+from hloscope.stage import detect_stage
 
 _SUPPRESS = re.compile(r"//\s*hloscope:\s*ignore\[([A-Za-z0-9_,\s-]+)\]")
 
@@ -24,6 +25,7 @@ class LintResult:
     notes: list[str] = field(default_factory=list)
     suppressed: int = 0
     instructions: int = 0
+    modules: list[dict] = field(default_factory=list)  # file, name, stage of each module
 
 
 def _suppressed(finding: Finding, lines: list[str]) -> bool:
@@ -65,7 +67,9 @@ def internal_error(rule: type[Rule], module: Module, err: BaseException,
 
 
 def run(modules: Iterable[Module], rules: list[Rule], chip=None,
-        sources: dict[str, list[str]] | None = None, trace=None) -> LintResult:
+        sources: dict[str, list[str]] | None = None, trace=None,
+        stage: str | None = None) -> LintResult:
+    """Run `rules` over `modules`; `stage` overrides each module's detected compile stage."""
     result = LintResult()
     available = frozenset({"trace"} if trace is not None else set())
     sources = sources or {}
@@ -86,8 +90,16 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
                 by_opcode.setdefault(op, []).append(rule)
     for module in modules:
         lines = sources.get(module.path, [])
-        ctx = RuleContext(module, chip=chip, lines=lines, trace=trace)
-        crashed: set[str] = set()
+        module_stage = detect_stage(module, stage)
+        ctx = RuleContext(module, chip=chip, lines=lines, trace=trace, stage=module_stage)
+        result.modules.append({"file": module.path, "name": module.name, **module_stage.to_dict()})
+        off_stage = [r for r in active if module_stage.name not in r.stages]
+        if off_stage:
+            result.notes.append(
+                f"{', '.join(f'{r.code} ({r.name})' for r in off_stage)} skipped on "
+                f"{module.name}: a {module_stage.name} module, where their patterns are "
+                "compiler artifacts (lint the after_optimizations dump, or --stage)")
+        crashed: set[str] = {r.code for r in off_stage}
         found: list[Finding] = []
         for comp in module.computations:
             in_fusion = comp.name in ctx.fused
@@ -104,7 +116,7 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
                         crashed.add(rule.code)
                         found.append(internal_error(type(rule), module, e, instr))
         for rule in active:
-            if isinstance(rule, ModuleRule):
+            if isinstance(rule, ModuleRule) and rule.code not in crashed:
                 try:
                     found.extend(rule.check_module(ctx))
                 except ParseError:

@@ -16,8 +16,10 @@ from hloscope.rules.helpers import (
     loop_trips,
     memory_space,
     moved_cost,
+    sharding_annotation,
 )
 from hloscope.rules.registry import register
+from hloscope.stage import AFTER
 
 
 @register
@@ -28,6 +30,7 @@ class DefensiveCopy(InstructionRule):
     name = "defensive-copy"
     severity = Severity.WARNING
     summary = "copy with unchanged layout and memory space: a read+write that buys nothing"
+    stages = frozenset({AFTER})  # layouts and copies are XLA's after optimization
     targets = frozenset({"copy", "copy-start"})
 
     @dataclass(frozen=True)
@@ -35,6 +38,8 @@ class DefensiveCopy(InstructionRule):
         min_bytes: int = 1024  # smaller copies (loop counters) are not worth a finding
 
     def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:
+        if sharding_annotation(instr):
+            return  # with_sharding_constraint, not a copy
         io = copy_io(instr, ctx)
         if io is None:
             return

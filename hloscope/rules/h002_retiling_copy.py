@@ -18,6 +18,7 @@ from hloscope.rules.helpers import (
     tiles,
 )
 from hloscope.rules.registry import register
+from hloscope.stage import AFTER
 
 
 @register
@@ -28,6 +29,7 @@ class RetilingCopy(InstructionRule):
     name = "retiling-copy"
     severity = Severity.WARNING
     summary = "copy/transpose whose result layout or tiling differs from its operand's"
+    stages = frozenset({AFTER})  # layouts and copies are XLA's after optimization
     targets = frozenset({"copy", "copy-start", "transpose"})
 
     @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from hloscope.ir.opcodes import ALIASING
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.helpers import human_bytes
 from hloscope.rules.registry import register
+from hloscope.stage import AFTER
 
 
 @register
@@ -20,6 +21,7 @@ class PaddingWaste(ModuleRule):
     name = "padding-waste"
     severity = Severity.WARNING
     summary = "tiled layout pads a buffer far beyond its data (e.g. 8 lanes padded to 128)"
+    stages = frozenset({AFTER})  # layouts and copies are XLA's after optimization
 
     @dataclass(frozen=True)
     class Options:

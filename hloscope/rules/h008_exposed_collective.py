@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.helpers import collective_instruction, human_bytes, ici_time
@@ -24,6 +24,9 @@ class ExposedCollective(ModuleRule):
         min_bytes: int = 256 << 10  # bytes moved per device
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        if not ctx.stage.optimized:
+            yield from self._not_scheduled_yet(ctx)
+            return
         for c in ctx.collectives:
             if c.moved_bytes < self.options.min_bytes:
                 continue
@@ -43,3 +46,18 @@ class ExposedCollective(ModuleRule):
                      "into chunks (collective matmul), start the next layer's gather early, "
                      "or return independent results separately so they can run in between.",
             )
+
+    def _not_scheduled_yet(self, ctx: RuleContext) -> Iterator[Finding]:
+        """Before optimization XLA has not made collectives async: one note, not one each."""
+        big = [c for c in ctx.collectives if c.moved_bytes >= self.options.min_bytes]
+        if not big:
+            return
+        finding = self.finding(
+            ctx, collective_instruction(ctx, big[0]),
+            f"{ctx.stage.name} module: its {len(big)} collective(s) are not scheduled yet "
+            f"(XLA makes them async and overlaps them later); lint the after_optimizations "
+            f"dump to see which stay exposed",
+            evidence={"collectives": len(big), "stage": ctx.stage.name},
+            help="Dump the optimized module: XLA_FLAGS=--xla_dump_to=DIR, then lint "
+                 "DIR/*after_optimizations.txt.")
+        yield replace(finding, severity=Severity.INFO)

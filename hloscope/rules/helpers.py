@@ -10,6 +10,7 @@ from hloscope.cost.layout import sublanes
 from hloscope.ir import Instruction, Shape
 from hloscope.ir.shape import per_shape
 from hloscope.rules.base import MATMUL, ModuleRule, RuleContext
+from hloscope.stage import AFTER
 from hloscope.units import human_bytes, human_seconds
 
 DEFAULT_SCOPED_VMEM = 16 << 20  # Mosaic's default scoped VMEM on v4/v5e/v5p
@@ -41,6 +42,15 @@ def memory_space(shape: Shape) -> int:
 
 def tiles(shape: Shape) -> tuple:
     return shape.layout.tiles if shape.layout is not None else ()
+
+
+def sharding_annotation(instr: Instruction) -> bool:
+    """A copy that is jax.lax.with_sharding_constraint (SPMD partitioning prints it as a copy
+    named sharding_constraint.N), not a copy XLA keeps."""
+    if instr.name.startswith("sharding_constraint"):
+        return True
+    meta = instr.raw_attr("metadata") if instr.may_have("metadata") else None
+    return meta is not None and "sharding_constraint" in meta
 
 
 def copy_io(instr: Instruction, ctx: RuleContext) -> tuple[Shape, Shape] | None:
@@ -132,6 +142,7 @@ class TraceRule(ModuleRule):
     """A rule over measured time: needs `lint --trace`, skipped with a note without one."""
 
     requires = frozenset({"trace"})
+    stages = frozenset({AFTER})  # a profile times the compiled program
 
     def measured(self, ctx: RuleContext) -> Iterator[tuple]:
         """(instruction, stats) for this module's instructions seen in the trace."""
@@ -141,7 +152,7 @@ class TraceRule(ModuleRule):
                 yield instr, s
 
 
-__all__ = ["DEFAULT_SCOPED_VMEM", "KernelRule", "TraceRule", "collective_instruction",
+__all__ = ["DEFAULT_SCOPED_VMEM", "sharding_annotation", "KernelRule", "TraceRule", "collective_instruction",
            "contains_matmul", "copy_io", "human_bytes", "human_seconds", "ici_time",
            "layout_key", "loop_trips", "matmul_dims", "memory_space", "moved_cost",
            "mxu_size", "physical_dims_order", "sublanes", "tiles"]
