@@ -24,7 +24,7 @@ LAYERS = [
     {"_version", "resources", "units", "_speed"},
     {"ir", "cache"},
     {"parser"},
-    {"graph", "cost", "stage"},
+    {"graph", "cost", "stage", "source"},
     {"sharding", "mlir", "trace", "stats"},
     {"rules"},
     {"report", "render", "lint"},

@@ -44,10 +44,23 @@ def test_rule_fixture(case, request):
     report = lint_files([case], LintOptions(select=[code], chip=chip_of(case), trace=trace_of(case)))
     got = _render(sorted(report.findings, key=lambda f: (f.line, f.column, f.instruction)))
     expected_path = case.with_suffix("").with_suffix(".expected")
+    fresh = expected_path.with_name(expected_path.name + ".new")
     if request.config.getoption("--regen-expected"):
-        expected_path.write_text(got)
+        # a person reviews each .expected.new and moves it in (as snapshot tools do); until
+        # then test_no_snapshot_awaits_review fails
+        if not expected_path.exists() or expected_path.read_text() != got:
+            fresh.write_text(got)
+        elif fresh.exists():
+            fresh.unlink()
+        return
     assert expected_path.exists(), f"missing {expected_path.name}; run pytest --regen-expected"
     assert got == expected_path.read_text()
+
+
+def test_no_snapshot_awaits_review():
+    waiting = sorted(str(p.relative_to(FIXTURES)) for p in RULE_DIR.glob("*/*.expected.new"))
+    assert not waiting, ("review these new expected outputs, then move each over its .expected "
+                         "(mv X.expected.new X.expected):\n" + "\n".join(waiting))
 
 
 @pytest.mark.parametrize("code", sorted(load_rules()))

@@ -41,6 +41,8 @@ def lint(
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
     trace: Annotated[Path | None, typer.Option("--trace", help="A jax.profiler profile: findings gain measured time; trace rules run.")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core when there is enough HLO to repay their start-up, else 1).")] = 0,
+    expand: Annotated[bool, typer.Option("--expand", help="Text format: list every finding of a repeated pattern, not one line per pattern.")] = False,
+    source_root: Annotated[Path | None, typer.Option("--source-root", help="Where the profiled program's source files are on this machine (maps the dump's paths).")] = None,
     stage: Annotated[str | None, typer.Option("--stage", help="The compile stage to assume: before_optimizations or after_optimizations (default: from the dump's file name, else from the text).")] = None,
     strict: StrictOpt = False,
     no_cache: NoCacheOpt = False,
@@ -98,6 +100,8 @@ def lint(
         write(write_baseline, report.findings)
         typer.echo(f"wrote {len(report.findings)} finding(s) to {write_baseline}", err=True)
         raise typer.Exit(0)
+    report.expand = expand
+    report.source_root = str(source_root) if source_root else None
     sys.stdout.write(render(format.value, report))
     for e in report.errors:  # after everything else, on stderr (JSON/SARIF/github carry them too)
         typer.echo(e.render(), err=True)

@@ -56,6 +56,8 @@ class LintReport:
     sources: dict[str, list[str]] = field(default_factory=dict)
     errors: list[FileError] = field(default_factory=list)  # files that could not be linted
     modules: list[dict] = field(default_factory=list)  # file, name, compile stage of each module
+    expand: bool = False  # text output: each finding of a group on its own (--expand)
+    source_root: str | None = None  # --source-root: where the program's files are here
 
     def to_dict(self) -> dict:
         """The JSON output of `hloscope lint`."""
@@ -70,6 +72,7 @@ class LintReport:
             "findings": len(self.findings),
             "by_severity": dict(Counter(str(f.severity) for f in self.findings)),
             "by_code": dict(sorted(Counter(f.code for f in self.findings).items())),
+            "groups": len({(f.file, f.fingerprint) for f in self.findings}),
             "suppressed": self.suppressed,
             "baselined": self.baselined,
             "errors": len(self.errors),

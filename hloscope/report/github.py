@@ -16,10 +16,14 @@ def _prop(s: str) -> str:
     return _data(s).replace(":", "%3A").replace(",", "%2C")
 
 
+def _where(f) -> str:
+    return f" (source: {f.source['file']}:{f.source.get('line', 0)})" if f.source.get("file") else ""
+
+
 def render(report: LintReport) -> str:
     lines = [
         f"::{_COMMAND[f.severity]} file={_prop(f.file)},line={f.line},col={f.column},"
-        f"title={_prop(f'{f.code} {f.name}')}::{_data(f.message)}"
+        f"title={_prop(f'{f.code} {f.name}')}::{_data(f.message + _where(f))}"
         for f in report.findings
     ] + [
         f"::error file={_prop(e.file)},line={max(e.line, 1)},col={max(e.column, 1)},"

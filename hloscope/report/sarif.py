@@ -7,6 +7,7 @@ import json
 from hloscope._version import __version__
 from hloscope.report.common import LintReport
 from hloscope.rules.base import Severity
+from hloscope.source import map_root
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -43,9 +44,17 @@ def render(report: LintReport) -> str:
                     "kind": "member",
                 }],
             }],
-            "partialFingerprints": {"hloscope/v1": ":".join(f.key)},
-            "properties": {"evidence": f.evidence, "cost": f.cost},
+            "partialFingerprints": {"hloscope/v1": ":".join(f.key), "hloscope/pattern/v1": f.fingerprint},
+            "properties": {"evidence": f.evidence, "cost": f.cost, "group": f.group},
         }
+        if f.source.get("file"):
+            result["relatedLocations"] = [{
+                "id": 1,
+                "message": {"text": f"source: {f.source.get('op_name', '')}".rstrip(": ")},
+                "physicalLocation": {
+                    "artifactLocation": {"uri": map_root(f.source["file"], report.source_root)},
+                    "region": {"startLine": max(int(f.source.get("line") or 1), 1)}},
+            }]
         if f.code in index:
             result["ruleIndex"] = index[f.code]
         results.append(result)

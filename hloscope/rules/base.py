@@ -38,8 +38,10 @@ class Severity(IntEnum):
 
 @dataclass(frozen=True)
 class Finding:
-    """One problem at one instruction. Identity across re-dumps: (code, module,
-    computation, instruction), never the line number."""
+    """One problem at one instruction. `fingerprint` names the pattern, not the place: the
+    code, the instruction's opcode and shapes, and its source line (or op_name with layer
+    numbers taken out), never instruction numbers or lines, which change on every compile;
+    findings with equal fingerprints are one group (a repeated layer), shown once."""
 
     code: str
     name: str
@@ -54,6 +56,8 @@ class Finding:
     evidence: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     cost: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
     help: str = ""
+    fingerprint: str = field(default="", compare=False)
+    source: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)  # Source.to_dict
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -71,8 +75,13 @@ class Finding:
             "message": self.message, "file": self.file, "line": self.line,
             "column": self.column, "module": self.module, "computation": self.computation,
             "instruction": self.instruction, "evidence": self.evidence, "cost": self.cost,
-            "help": self.help,
+            "help": self.help, "group": self.group, "source": self.source,
         }
+
+    @property
+    def group(self) -> str:
+        """The id of the finding's group (findings of one pattern)."""
+        return self.fingerprint[:16]
 
 
 class RuleContext:

@@ -6,6 +6,7 @@ rule and module; the other rules still run.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import traceback
 from collections.abc import Iterable
@@ -14,8 +15,10 @@ from dataclasses import dataclass, field, replace
 from hloscope.ir import Instruction, Module
 from hloscope.parser.errors import ParseError
 from hloscope.rules.base import Finding, InstructionRule, ModuleRule, Rule, RuleContext, Severity
+from hloscope.source import Source, source_of
 from hloscope.stage import detect_stage
 
+_NAMES_AND_NUMBERS = re.compile(r"%[\w.\-]+|\d+(?:\.\d+)?")
 _SUPPRESS = re.compile(r"//\s*hloscope:\s*ignore\[([A-Za-z0-9_,\s-]+)\]")
 
 
@@ -47,6 +50,27 @@ def _measured(f: Finding, trace) -> Finding:
     cost = {**f.cost, "measured_seconds": s.total_ns * 1e-9 / steps,
             "measured_share": trace.share(s), "measured_count": float(s.count)}
     return replace(f, cost=cost)
+
+
+def identify(f: Finding, module: Module) -> Finding:
+    """The finding with its fingerprint and its instruction's source (hloscope.source)."""
+    comp = module.by_name.get(f.computation)
+    instr = comp.by_name.get(f.instruction) if comp is not None and f.instruction else None
+    if instr is None:
+        parts = [f.code, f.message]
+        source = Source()
+    else:
+        source = source_of(instr, module)
+        operands = [comp[o].shape_text for o in instr.operands if o in comp]
+        # the message without names and numbers: two findings of one rule on one
+        # instruction (a kernel's input and output block) stay apart
+        gist = _NAMES_AND_NUMBERS.sub("#", f.message)
+        parts = [f.code, instr.opcode, instr.shape_text, *operands, source.pattern(), gist]
+        if not source.pattern():  # nothing from the program: the callees' opcodes tell apart
+            parts += [i.opcode for c in instr.called_computations if c in module.by_name
+                      for i in module[c].instructions]
+    fingerprint = hashlib.sha1("\x1f".join(parts).encode()).hexdigest()
+    return replace(f, fingerprint=fingerprint, source=source.to_dict() if source.op_name or source.file else {})
 
 
 def internal_error(rule: type[Rule], module: Module, err: BaseException,
@@ -127,6 +151,7 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
             if _suppressed(f, lines):
                 result.suppressed += 1
             else:
+                f = identify(f, module)
                 result.findings.append(_measured(f, trace) if trace is not None else f)
     result.findings.sort(key=lambda f: (-f.sort_cost, f.file, f.line, f.column, f.code))
     return result

@@ -12,6 +12,41 @@ from hloscope.rules.helpers import contains_matmul
 from hloscope.rules.registry import register
 
 
+class _Descendants:
+    """The instructions each instruction of a computation feeds, directly or not (built
+    when first asked, once per instruction)."""
+
+    def __init__(self, comp) -> None:
+        self.users: dict[str, list[str]] = defaultdict(list)
+        for instr in comp.instructions:
+            for operand in instr.operands:
+                self.users[operand].append(instr.name)
+        self.found: dict[str, frozenset[str]] = {}
+
+    def of(self, name: str) -> frozenset[str]:
+        if name not in self.found:
+            seen: set[str] = set()
+            stack = list(self.users.get(name, ()))
+            while stack:
+                n = stack.pop()
+                if n not in seen:
+                    seen.add(n)
+                    stack.extend(self.users.get(n, ()))
+            self.found[name] = frozenset(seen)
+        return self.found[name]
+
+
+def _independent(users: list[Instruction], later: _Descendants) -> list[Instruction]:
+    """The matmuls of a group that no other kept one feeds, in order: a matmul that reads
+    another's result (the next layer's) cannot be merged with it."""
+    kept: list[Instruction] = []
+    for u in users:
+        if any(u.name in later.of(k.name) for k in kept):
+            continue
+        kept.append(u)
+    return kept
+
+
 def _size(comp, name: str) -> int:
     instr = comp.by_name.get(name)
     return instr.shape.logical_bytes if instr is not None else 0
@@ -52,7 +87,8 @@ class SplitDot(ModuleRule):
                 if contains_matmul(instr, ctx):
                     for operand in dict.fromkeys(instr.operands):
                         groups[operand].append(instr)
-            reported: set[frozenset[str]] = set()
+            reported: set[str] = set()  # matmuls already in a reported group
+            later = _Descendants(comp)
             # the largest shared operand first: that is the activation, not a norm statistic
             for operand, users in sorted(groups.items(), key=lambda kv: -_size(comp, kv[0])):
                 src = comp.by_name.get(operand)
@@ -60,10 +96,13 @@ class SplitDot(ModuleRule):
                     continue
                 if len(users) < self.options.min_group or not _same_other_operands(users, operand, comp):
                     continue
-                members = frozenset(u.name for u in users)
-                if members in reported:
+                users = _independent(users, later)  # one feeding another cannot be merged
+                if len(users) < self.options.min_group:
                     continue
-                reported.add(members)
+                members = {u.name for u in users}
+                if members <= reported:
+                    continue  # the same matmuls, reached through another shared operand
+                reported |= members
                 first, *rest = users
                 names = ", ".join(f"%{u.name}" for u in users)
                 yield self.finding(

@@ -1,0 +1,87 @@
+"""Where an instruction came from in the user's program: its op_name and file:line
+(function), from either metadata style XLA prints: `metadata={op_name=... source_file=...
+source_line=...}`, or `stack_frame_id=N` into the module's FileNames / FunctionNames /
+FileLocations / StackFrames tables (newer dumps)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hloscope.ir import Instruction, Module
+
+# Layer and instance numbers in op_names and names: `layers_3/attn`, `while/body/dot.7`.
+_NUMBER = re.compile(r"\d+")
+
+
+@dataclass(frozen=True)
+class Source:
+    op_name: str = ""
+    file: str = ""
+    line: int = 0
+    function: str = ""
+
+    @property
+    def location(self) -> str:
+        """`file:line (function)`, or '' when the dump says nothing of it."""
+        if not self.file:
+            return ""
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where} ({self.function})" if self.function else where
+
+    def to_dict(self) -> dict:
+        return {"op_name": self.op_name, "file": self.file, "line": self.line,
+                "function": self.function}
+
+    def pattern(self) -> str:
+        """What identifies the code across layers and re-dumps: the source line, or the
+        op_name with its numbers taken out."""
+        if self.file:
+            return f"{self.file}:{self.line}"
+        return _NUMBER.sub("#", self.op_name)
+
+
+def source_of(instr: Instruction, module: Module) -> Source:
+    """The instruction's Source (empty when it carries no metadata)."""
+    if not instr.may_have("metadata"):
+        return Source()
+    meta = instr.attr("metadata")
+    if not isinstance(meta, dict):
+        return Source()
+    op_name = str(meta.get("op_name", ""))
+    frame_id = meta.get("stack_frame_id")
+    if frame_id is not None and module.stack_frames:
+        found = _frame(module, int(frame_id))
+        if found is not None:
+            return Source(op_name, *found)
+    file = str(meta.get("source_file", ""))
+    line = meta.get("source_line", 0)
+    return Source(op_name, file, int(line) if isinstance(line, int) else 0, "")
+
+
+def _frame(module: Module, frame_id: int) -> tuple[str, int, str] | None:
+    """(file, line, function) of a stack frame: its FileLocations entry."""
+    frame = module.stack_frames.get(frame_id)
+    if not isinstance(frame, dict):
+        return None
+    loc = module.file_locations.get(frame.get("file_location_id", -1))
+    if not isinstance(loc, dict):
+        return None
+    file = module.file_names.get(loc.get("file_name_id", -1), "")
+    function = module.function_names.get(loc.get("function_name_id", -1), "")
+    return str(file), int(loc.get("line", 0) or 0), str(function)
+
+
+def map_root(file: str, root: str | None) -> str:
+    """The file under `root` (--source-root), for an editor on another machine: the
+    longest tail of the dump's path that exists under root, else root/name."""
+    if not root or not file:
+        return file
+    parts = Path(file).parts
+    base = Path(root)
+    for k in range(len(parts)):
+        candidate = base.joinpath(*parts[k:]) if not Path(*parts[k:]).is_absolute() else None
+        if candidate is not None and candidate.exists():
+            return str(candidate)
+    return str(base / Path(file).name)
