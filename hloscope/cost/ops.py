@@ -152,9 +152,9 @@ class CostModel:
             n_inputs = max(1, len(shapes) // 2) if op == "reduce" else 1
             in_elems = sum(elements(s) for s in shapes[:n_inputs])
             applied = max(0, in_elems - out_elems) if op == "reduce" else in_elems
-            if op == "reduce-window":
+            if op == "reduce-window":  # (window - 1) combines per output element, as XLA counts
                 window = instr.attr("window")
-                applied = out_elems * (prod(window.size) if window and window.size else 1)
+                applied = out_elems * max((prod(window.size) if window and window.size else 1) - 1, 0)
             reducer = self.computation_compute(instr.called_computations[0]) if instr.called_computations else Cost()
             c.flops = applied * max(reducer.flops, 1.0) / n_inputs if op == "reduce" else applied * reducer.flops
             c.transcendentals = applied * reducer.transcendentals

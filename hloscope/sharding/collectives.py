@@ -1,5 +1,11 @@
 """Every collective of a module: its groups, mesh axis, bytes, global shape, timing.
 
+A collective XLA has cloned into fusions (TPU async collective fusion: an
+`async-collective-start` fusion, continuation fusions that carry the next step's compute,
+an `async-collective-done` fusion, each holding a copy of one all-gather with one
+channel_id) is one logical collective: async, its start and done the chain's first and
+last fusions, overlapped by the compute of what runs between them.
+
 Ring costs per device (n = group size, B = bytes): all-gather (n-1)/n of its
 result, reduce-scatter (n-1)/n of its operand, all-reduce 2(n-1)/n, all-to-all
 (n-1)/n, collective-permute B. Time = moved bytes / (2 x the chip's one-way
@@ -66,6 +72,7 @@ class Collective:
     overlap_flops: float = 0.0
     line: int = 0
     column: int = 0
+    clones: list[str] = field(default_factory=list)  # the copies inside fusions, if cloned
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -141,19 +148,63 @@ def _between(comp: Computation, start: Instruction, done: Instruction, model: Co
     return count, flops
 
 
+def _fused_chains(module: Module, fused: list[tuple[Computation, Instruction, str]]
+                  ) -> list[tuple[Computation, list[Instruction], list[Instruction], str]]:
+    """Collectives found inside fusion computations, as chains of the fusions that call them:
+    (caller computation, the fusions in program order, the cloned collectives, opcode), one
+    per (caller, opcode, channel_id) — a collective cloned into a start/continuation/done
+    chain is one logical collective."""
+    callers: dict[str, list[tuple[Computation, Instruction]]] = {}
+    for comp in module.computations:
+        for instr in comp.instructions:
+            if instr.opcode == "fusion":
+                for name in instr.called_computations:
+                    callers.setdefault(name, []).append((comp, instr))
+    chains: dict[tuple, tuple[Computation, list[Instruction], list[Instruction], str]] = {}
+    for comp, instr, op in fused:
+        for caller_comp, fusion in callers.get(comp.name, []):
+            key = (caller_comp.name, op, instr.raw_attr("channel_id") or f"#{fusion.name}")
+            chain = chains.setdefault(key, (caller_comp, [], [], op))
+            if fusion not in chain[1]:
+                chain[1].append(fusion)
+            chain[2].append(instr)
+    out = []
+    for caller_comp, fusions, clones, op in chains.values():
+        order = {i.name: k for k, i in enumerate(caller_comp.instructions)}
+        fusions.sort(key=lambda f: order.get(f.name, 0))
+        out.append((caller_comp, fusions, clones, op))
+    return out
+
+
+def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostModel) -> tuple[int, float]:
+    """What runs between a chain's first and last fusion (its continuations included)."""
+    if len(fusions) < 2:
+        return 0, 0.0
+    count, flops = _between(comp, fusions[0], fusions[-1], model)
+    for middle in fusions[1:-1]:  # (they read the start's tuple: _between leaves them out)
+        count += 1
+        flops += model.compute(middle).flops
+    return count, flops
+
+
 def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collective]]:
     model = CostModel(module)
     found: list[tuple[Computation, Instruction, str]] = []
+    in_fusions: list[tuple[Computation, Instruction, str]] = []
     all_groups: list[tuple[int, ...]] = []
+    fusion_comps = module.fusion_computations()
     for comp in module.computations:
         for instr in comp.instructions:
             if instr.opcode not in BASE_OPS and not instr.opcode.endswith("-start"):
                 continue  # (async-start ends in -start too)
             op = base_opcode(instr, module)
             if op is not None:
-                found.append((comp, instr, op))
+                (in_fusions if comp.name in fusion_comps else found).append((comp, instr, op))
                 groups, _ = _groups(instr, 1)
                 all_groups.extend(groups)
+    chains = {id(clones[0]): (caller, fusions, clones)
+              for caller, fusions, clones, _ in _fused_chains(module, in_fusions)}
+    found += [(comp, instr, op) for comp, instr, op in in_fusions if id(instr) in chains]
     devices = device_count(module, all_groups)
 
     mesh = Mesh(devices)
@@ -195,14 +246,24 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
         done = None
         overlap = (0, 0.0)
         is_async = instr.opcode.endswith("-start")
-        if is_async:
+        clones: list[str] = []
+        where, named = comp, instr
+        if id(instr) in chains:  # cloned into fusions: the chain is the collective
+            where, fusions, cloned = chains[id(instr)]
+            named, clones = fusions[0], [c.name for c in cloned]
+            is_async = len(fusions) > 1
+            done = fusions[-1].name if is_async else None
+            overlap = _chain_overlap(where, fusions, model)
+            params = _trace_params(where, named)
+            sources = [_source(p, source_cache) for p in params if p.shape.is_array]
+        elif is_async:
             done_instr = next((u for u in comp.instructions
                                if instr.name in u.operands and (u.opcode.endswith("-done"))), None)
             if done_instr is not None:
                 done = done_instr.name
                 overlap = _between(comp, instr, done_instr, model)
         collectives.append(Collective(
-            module=module.name, computation=comp.name, instruction=instr.name, opcode=op,
+            module=module.name, computation=where.name, instruction=named.name, opcode=op,
             is_async=is_async, done=done,
             group_size=n if op != "collective-permute" else len(groups),
             num_groups=len(groups) if op != "collective-permute" else 1,
@@ -211,7 +272,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             result_bytes=result_bytes, moved_bytes=moved, global_shape=gshape, sources=sources,
             est_seconds=(moved / (2 * chip.ici_bandwidth)) if chip and chip.ici_bandwidth else None,
             overlap_instructions=overlap[0], overlap_flops=overlap[1],
-            line=instr.line, column=instr.column,
+            line=named.line, column=named.column, clones=clones,
         ))
     if not mesh.axes:
         mesh.axes = infer_mesh(devices, factors_seen)
