@@ -61,16 +61,49 @@ def source_of(instr: Instruction, module: Module) -> Source:
 
 
 def _frame(module: Module, frame_id: int) -> tuple[str, int, str] | None:
+    return frame_location(tables_of(module), frame_id)
+
+
+def tables_of(module: Module) -> tuple[dict, dict, dict, dict]:
+    """The module's (FileNames, FunctionNames, FileLocations, StackFrames) tables, as plain
+    data (they may travel to another process)."""
+    return (module.file_names, module.function_names, module.file_locations, module.stack_frames)
+
+
+def frame_location(tables: tuple[dict, dict, dict, dict], frame_id: int) -> tuple[str, int, str] | None:
     """(file, line, function) of a stack frame: its FileLocations entry."""
-    frame = module.stack_frames.get(frame_id)
+    file_names, function_names, file_locations, stack_frames = tables
+    frame = stack_frames.get(frame_id)
     if not isinstance(frame, dict):
         return None
-    loc = module.file_locations.get(frame.get("file_location_id", -1))
+    loc = file_locations.get(frame.get("file_location_id", -1))
     if not isinstance(loc, dict):
         return None
-    file = module.file_names.get(loc.get("file_name_id", -1), "")
-    function = module.function_names.get(loc.get("function_name_id", -1), "")
+    file = file_names.get(loc.get("file_name_id", -1), "")
+    function = function_names.get(loc.get("function_name_id", -1), "")
     return str(file), int(loc.get("line", 0) or 0), str(function)
+
+
+def unresolved_source(instr: Instruction) -> tuple[str, str, int, int | None]:
+    """(op_name, source_file, source_line, stack_frame_id) as the instruction's metadata
+    says them, for a module split in parts whose tables sit in another part."""
+    meta = instr.attr("metadata") if instr.may_have("metadata") else None
+    if not isinstance(meta, dict):
+        return ("", "", 0, None)
+    line = meta.get("source_line", 0)
+    frame = meta.get("stack_frame_id")
+    return (str(meta.get("op_name", "")), str(meta.get("source_file", "")),
+            int(line) if isinstance(line, int) else 0, int(frame) if frame is not None else None)
+
+
+def resolve(raw: tuple[str, str, int, int | None], tables: tuple[dict, dict, dict, dict]) -> Source:
+    """The Source of an unresolved_source() tuple, given the module's tables."""
+    op_name, file, line, frame = raw
+    if frame is not None:
+        found = frame_location(tables, frame)
+        if found is not None:
+            return Source(op_name, *found)
+    return Source(op_name, file, line, "")
 
 
 def map_root(file: str, root: str | None) -> str:

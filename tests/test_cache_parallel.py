@@ -155,6 +155,9 @@ def test_stats_in_halves_equal_serial_stats():
         assert halves is not None, every
         assert halves == serial, every
         assert serial[0]["per_computation"] or every == "False"
+        # (the StackFrames tables sit before the computations: the second half resolves
+        # its frames with the first half's tables)
+        assert all(b["source"].endswith("(transformer_block)") for b in halves[0]["memory"]["largest_buffers"])
 
 
 def test_stats_in_halves_leave_errors_to_the_serial_path():

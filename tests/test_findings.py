@@ -70,30 +70,67 @@ def test_every_finding_on_a_module_with_metadata_names_its_source_line():
     assert related["artifactLocation"]["uri"].endswith("generate.py") and related["region"]["startLine"] > 0
 
 
-@needs_corpus
-def test_new_style_stack_frame_tables_are_resolved():
-    """The FileNames/FunctionNames/FileLocations/StackFrames tables of a real JAX dump, read
-    here by plain regular expressions (an oracle apart from the parser)."""
-    from hloscope.source import source_of
+STACK_FRAMES_DUMP = CORPUS / "xla-cpu-benchmark-hlo" / "jax.issue.33666.linx.frag_0100.module_0005.hlo"
 
-    path = CORPUS / "xla-cpu-benchmark-hlo" / "jax.issue.33666.linx.frag_0100.module_0005.hlo"
+
+def _frames_oracle(path):
+    """instruction name -> (file, function, line) from a real JAX dump's FileNames /
+    FunctionNames / FileLocations / StackFrames tables, read by plain regular expressions
+    (an oracle apart from the parser)."""
     text = path.read_text()
     files = dict(re.findall(r'^(\d+) "([^"]*)"$', text.split("FunctionNames")[0], re.M))
     functions = dict(re.findall(r'^(\d+) "([^"]*)"$', text.split("FunctionNames")[1].split("FileLocations")[0], re.M))
     locations = {k: (f, fn, int(line)) for k, f, fn, line in re.findall(
         r"^(\d+) \{file_name_id=(\d+) function_name_id=(\d+) line=(\d+)", text, re.M)}
     frames = dict(re.findall(r"^(\d+) \{file_location_id=(\d+)", text, re.M))
-    (m,) = load(path)
+    out = {}
+    for name, frame in re.findall(r"^\s*(?:ROOT )?%?([\w.-]+) = .*stack_frame_id=(\d+)", text, re.M):
+        f, fn, line = locations[frames[frame]]
+        out[name] = (files[f], functions[fn], line)
+    return out
+
+
+@needs_corpus
+def test_new_style_stack_frame_tables_are_resolved():
+    from hloscope.source import source_of
+
+    oracle = _frames_oracle(STACK_FRAMES_DUMP)
+    (m,) = load(STACK_FRAMES_DUMP)
     checked = 0
     for instr in m.instructions():
-        frame = re.search(r"stack_frame_id=(\d+)", instr.raw_attr("metadata") or "")
-        if frame is None:
-            continue
-        f, fn, line = locations[frames[frame.group(1)]]
-        src = source_of(instr, m)
-        assert (src.file, src.function, src.line) == (files[f], functions[fn], line)
-        checked += 1
-    assert checked >= 10
+        if instr.name in oracle:
+            src = source_of(instr, m)
+            assert (src.file, src.function, src.line) == oracle[instr.name]
+            checked += 1
+    assert checked >= 10 and checked == len(oracle)
+
+
+@needs_corpus
+def test_roofline_rows_and_graph_nodes_carry_the_source_line():
+    oracle = _frames_oracle(STACK_FRAMES_DUMP)
+    result = CliRunner().invoke(app, ["roofline", "--format", "json", "--no-cache", str(STACK_FRAMES_DUMP)])
+    assert result.exit_code == 0, result.output
+    rows = [r for mod in json.loads(result.output)["modules"] for r in mod["instructions"]]
+    with_source = [r for r in rows if r["instruction"] in oracle]
+    assert len(with_source) >= 5
+    for r in with_source:
+        file, function, line = oracle[r["instruction"]]
+        assert r["source"] == f"{file}:{line} ({function})" and r["op_name"]
+    text = CliRunner().invoke(app, ["roofline", "--top", "0", "--no-cache", str(STACK_FRAMES_DUMP)]).output
+    assert f"[{with_source[0]['source']}]" in text
+
+def test_graph_nodes_carry_the_source_line(tmp_path):
+    if not STACK_FRAMES_DUMP.exists():
+        pytest.skip("corpus not at hand")
+    oracle = _frames_oracle(STACK_FRAMES_DUMP)
+    out = tmp_path / "g.dot"
+    done = CliRunner().invoke(app, ["graph", "-o", str(out), str(STACK_FRAMES_DUMP)])
+    assert done.exit_code == 0, done.output
+    dot = out.read_text()
+    shown = [name for name in oracle if f'"{name}"' in dot or f"{name}" in dot]
+    assert shown
+    for file, function, line in {oracle[n] for n in shown}:
+        assert f"{file}:{line} ({function})" in dot
 
 
 def test_cloned_async_collective_fusions_are_one_logical_collective():

@@ -8,18 +8,22 @@ from collections import defaultdict
 from hloscope.cost.layout import memory_leaves, memory_space_name
 from hloscope.ir import Computation, Module
 from hloscope.ir.opcodes import ALIASING
+from hloscope.source import resolve, tables_of, unresolved_source
 
 # Results that allocate no buffer: aliases, and parameters (the caller's buffers).
 _NOT_ALLOCATED = ALIASING | {"parameter"}
 
 
 def memory_facts(module: Module, top: int = 5) -> dict:
-    return memory_total([memory_part(module.computations, module.fusion_computations(), top)], top)
+    return memory_total([memory_part(module.computations, module.fusion_computations(), top,
+                                     tables_of(module))], top)
 
 
-def memory_part(comps: list[Computation], fused: frozenset[str], top: int = 5) -> dict:
+def memory_part(comps: list[Computation], fused: frozenset[str], top: int = 5,
+                tables: tuple | None = None) -> dict:
     """The memory facts of some of a module's computations (plain data: it may come from
-    another process), for memory_total; `fused` is the whole module's."""
+    another process), for memory_total; `fused` is the whole module's; `tables` the
+    stack-frame tables when this part holds them."""
     per_space: dict[str, int] = defaultdict(int)
     waste = 0
     logical = 0
@@ -52,8 +56,11 @@ def memory_part(comps: list[Computation], fused: frozenset[str], top: int = 5) -
                 waste += wasted
                 logical += logical_bytes
                 buffers.append((-padded, comp.name, instr.name, text, ratio))
+    largest = heapq.nsmallest(top, buffers)  # biggest first, then by name
+    by_name = {c.name: c for c in comps}
     return {"per_space": dict(per_space), "waste": waste, "logical": logical,
-            "largest": heapq.nsmallest(top, buffers)}  # biggest first, then by name
+            "largest": [(*b, unresolved_source(by_name[b[1]][b[2]])) for b in largest],
+            "tables": tables if tables is not None and any(tables) else None}
 
 
 def memory_total(parts: list[dict], top: int = 5) -> dict:
@@ -63,12 +70,18 @@ def memory_total(parts: list[dict], top: int = 5) -> dict:
         for space, n in part["per_space"].items():
             per_space[space] += n
     largest = heapq.nsmallest(top, [tuple(b) for p in parts for b in p["largest"]])
+    tables = next((p["tables"] for p in parts if p.get("tables")), ({}, {}, {}, {}))
     return {
         "bytes_per_memory_space": dict(sorted(per_space.items())),
         "logical_bytes": sum(p["logical"] for p in parts),
         "padding_waste_bytes": sum(p["waste"] for p in parts),
         "largest_buffers": [
-            {"computation": c, "instruction": n, "shape": s, "padded_bytes": -b, "ratio": round(r, 3)}
-            for b, c, n, s, r in largest
+            {"computation": c, "instruction": n, "shape": s, "padded_bytes": -b, "ratio": round(r, 3),
+             **_source_fields(resolve(tuple(raw), tables))}
+            for b, c, n, s, r, raw in largest
         ],
     }
+
+
+def _source_fields(src) -> dict:
+    return {"op_name": src.op_name, "source": src.location}

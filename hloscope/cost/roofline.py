@@ -8,6 +8,7 @@ from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE
 from hloscope.cost.ops import Cost, CostModel
 from hloscope.ir import Instruction, Module
+from hloscope.source import source_of
 
 _MATMUL = ("dot", "convolution")
 
@@ -30,6 +31,8 @@ class Row:
     estimated_cycles: int | None = None
     estimated_seconds: float | None = None
     unknown_cost: str | None = None  # why the FLOPs could not be computed (then 0)
+    op_name: str = ""  # the JAX op it came from
+    source: str = ""  # file:line (function) in the user's program
 
     @property
     def t_bound(self) -> float:
@@ -112,6 +115,7 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True) -> Report:
             # on-chip (VMEM) operands cost no HBM traffic
             t_memory = c.hbm_bytes / chip.hbm_bandwidth
             cycles = _estimated_cycles(instr)
+            src = source_of(instr, module)
             report.rows.append(Row(
                 computation=comp_name, instruction=instr.name, opcode=instr.opcode,
                 flops=c.flops, transcendentals=c.transcendentals, bytes=c.padded_bytes,
@@ -122,6 +126,7 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True) -> Report:
                 times=times, estimated_cycles=cycles,
                 estimated_seconds=cycles / chip.clock_hz if cycles and chip.clock_hz else None,
                 unknown_cost="; ".join(f"%{n}: {why}" for n, why in c.unknown) or None,
+                op_name=src.op_name, source=src.location,
             ))
     return report
 

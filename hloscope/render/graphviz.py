@@ -20,6 +20,7 @@ import graphviz
 
 from hloscope.cost.category import category
 from hloscope.ir import Computation, Instruction, Module
+from hloscope.source import source_of
 from hloscope.units import human_bytes
 
 COLOURS = {
@@ -125,7 +126,9 @@ class _Builder:
 
     def add_node(self, g, instr: Instruction) -> None:
         cat = category(instr, self.module) if instr.opcode not in ("parameter", "constant") else "input"
-        attrs = {"fillcolor": COLOURS.get(cat, "#ffffff"), "tooltip": f"{instr.opcode} {instr.shape.text()}"}
+        src = source_of(instr, self.module)
+        where = "".join(f"\n{x}" for x in (src.op_name, src.location) if x)
+        attrs = {"fillcolor": COLOURS.get(cat, "#ffffff"), "tooltip": _esc(f"{instr.opcode} {instr.shape.text()}{where}")}
         if instr.opcode in ("parameter", "constant"):
             attrs["shape"] = "ellipse"
         stats = self._stats(instr)
@@ -134,7 +137,7 @@ class _Builder:
         found = self.findings.get((instr.computation, instr.name), [])
         if found:
             attrs.update(color="#d62728", penwidth="3",
-                         tooltip=_esc("\n".join(f"{f.code} {f.name}: {f.message}" for f in found)))
+                         tooltip=_esc("\n".join(f"{f.code} {f.name}: {f.message}" for f in found) + where))
         if instr.name in self.opts.kernels:
             attrs["tooltip"] = _esc(self.opts.kernels[instr.name])
         attrs["class"] = "finding" if found else cat.replace(" ", "-")

@@ -9,6 +9,12 @@ def _t(seconds: float) -> str:
     return human_seconds(seconds, 3)
 
 
+def _where(row: dict) -> str:
+    """The user's source line (or op_name) of a row, when the dump carries it."""
+    where = row.get("source") or row.get("op_name")
+    return f"  [{where}]" if where else ""
+
+
 def roofline_text(records: list[dict], chip: dict, top: int) -> str:
     """records: roofline JSON modules ({"name", "totals", "instructions"})."""
     out = []
@@ -37,7 +43,8 @@ def roofline_text(records: list[dict], chip: dict, top: int) -> str:
             flops = "unknown" if row["unknown_cost"] else f"{row['flops']:.3g}"
             out.append(f"  {row['instruction'][:32]:32} {row['opcode'][:16]:16} {flops:>10} "
                        f"{human_bytes(row['bytes'], 2):>11} {row['intensity']:7.1f} "
-                       f"{_t(max(row['t_compute'], row['t_memory'])):>11} {row['bound']:8} {est}{times}")
+                       f"{_t(max(row['t_compute'], row['t_memory'])):>11} {row['bound']:8} {est}{times}"
+                       + _where(row))
         if len(rows) > len(shown_rows):
             out.append(f"  ... {len(rows) - len(shown_rows)} more (--top 0 shows all)")
     return "\n".join(out)

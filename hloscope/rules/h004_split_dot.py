@@ -12,38 +12,45 @@ from hloscope.rules.helpers import contains_matmul
 from hloscope.rules.registry import register
 
 
-class _Descendants:
-    """The instructions each instruction of a computation feeds, directly or not (built
-    when first asked, once per instruction)."""
+class _Order:
+    """Positions and operands of a computation's instructions. XLA prints each instruction
+    after its operands, so only an earlier instruction can feed a later one."""
 
     def __init__(self, comp) -> None:
-        self.users: dict[str, list[str]] = defaultdict(list)
-        for instr in comp.instructions:
-            for operand in instr.operands:
-                self.users[operand].append(instr.name)
-        self.found: dict[str, frozenset[str]] = {}
+        self.comp = comp
+        self.pos = {instr.name: k for k, instr in enumerate(comp.instructions)}
 
-    def of(self, name: str) -> frozenset[str]:
-        if name not in self.found:
-            seen: set[str] = set()
-            stack = list(self.users.get(name, ()))
-            while stack:
-                n = stack.pop()
-                if n not in seen:
-                    seen.add(n)
-                    stack.extend(self.users.get(n, ()))
-            self.found[name] = frozenset(seen)
-        return self.found[name]
+    def feeds(self, sources: set[str], target: Instruction) -> bool:
+        """Whether any of `sources` feeds `target`, directly or not: a walk back from the
+        target over operands, never below the earliest source (the cone between them, not
+        the computation)."""
+        if not sources:
+            return False
+        floor = min(self.pos[s] for s in sources)
+        seen: set[str] = set()
+        stack = list(target.operands)
+        by_name = self.comp.by_name
+        while stack:
+            name = stack.pop()
+            if name in sources:
+                return True
+            if name in seen or self.pos.get(name, -1) <= floor:
+                continue
+            seen.add(name)
+            stack.extend(by_name[name].operands)
+        return False
 
 
-def _independent(users: list[Instruction], later: _Descendants) -> list[Instruction]:
+def _independent(users: list[Instruction], order: _Order) -> list[Instruction]:
     """The matmuls of a group that no other kept one feeds, in order: a matmul that reads
     another's result (the next layer's) cannot be merged with it."""
     kept: list[Instruction] = []
+    names: set[str] = set()
     for u in users:
-        if any(u.name in later.of(k.name) for k in kept):
+        if order.feeds(names, u):
             continue
         kept.append(u)
+        names.add(u.name)
     return kept
 
 
@@ -88,7 +95,7 @@ class SplitDot(ModuleRule):
                     for operand in dict.fromkeys(instr.operands):
                         groups[operand].append(instr)
             reported: set[str] = set()  # matmuls already in a reported group
-            later = _Descendants(comp)
+            order = _Order(comp)
             # the largest shared operand first: that is the activation, not a norm statistic
             for operand, users in sorted(groups.items(), key=lambda kv: -_size(comp, kv[0])):
                 src = comp.by_name.get(operand)
@@ -96,7 +103,7 @@ class SplitDot(ModuleRule):
                     continue
                 if len(users) < self.options.min_group or not _same_other_operands(users, operand, comp):
                     continue
-                users = _independent(users, later)  # one feeding another cannot be merged
+                users = _independent(users, order)  # one feeding another cannot be merged
                 if len(users) < self.options.min_group:
                     continue
                 members = {u.name for u in users}

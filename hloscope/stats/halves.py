@@ -22,6 +22,7 @@ from hloscope._speed.process import may_fork
 from hloscope.cost.memory import memory_part, memory_total
 from hloscope.ir.opcodes import async_shorthand
 from hloscope.parser.split import split_point
+from hloscope.source import tables_of
 from hloscope.stats.counts import stats_part, stats_total
 
 # Below this the fork and the exchange cost more than the second core saves.
@@ -74,7 +75,7 @@ def _child(text: str, path: str, first_line: int, every: bool, parent: Peer) -> 
     if shared is not None:
         fused, entry = frozenset(shared[0]), shared[1]
         parent.send((stats_part(module.computations, fused, entry, every),
-                     memory_part(module.computations, fused)))
+                     memory_part(module.computations, fused, tables=tables_of(module))))
 
 
 def stats_in_halves(text: str, path: str, every: bool) -> list[dict] | None:
@@ -113,7 +114,7 @@ def _parent(text: str, path: str, every: bool, child: Peer) -> list[dict] | None
     entry = mine["entry"] or theirs["entry"] or (theirs["names"] or mine["names"])[-1]
     child.send((sorted(fused), entry))
     stats, memory = (stats_part(module.computations, fused, entry, every),
-                     memory_part(module.computations, fused))
+                     memory_part(module.computations, fused, tables=tables_of(module)))
     their_stats, their_memory = child.receive()
     return [{**stats_total(module.name, module.path, fused, [stats, their_stats]),
              "memory": memory_total([memory, their_memory])}]
