@@ -28,6 +28,7 @@ class LintOptions:
     baseline: Path | None = None
     strict: bool = False
     trace: Path | None = None
+    allow_mismatch: bool = False  # --allow-mismatch: lint with a trace of another program
     raise_errors: bool = False  # --debug: a file's failure propagates (with its traceback)
     stage: str | None = None  # --stage: the compile stage to assume (default: detected)
 
@@ -203,13 +204,16 @@ def _chip(opts: LintOptions):
 def _trace(opts: LintOptions, modules, chip):
     if opts.trace is None:
         return None, []
-    from hloscope.trace import TraceError, join, load_profile
+    from hloscope.trace import TraceError, TraceMismatch, join, load_profile, mismatch
 
     try:
         profile = load_profile(opts.trace)
     except TraceError as e:
         raise LintError(str(e)) from None
     index = join(profile, modules)
+    why = mismatch(profile, index, modules)
+    if why is not None and not opts.allow_mismatch:
+        raise TraceMismatch(why)
     notes = list(index.warnings)
     matched = sum(s.count for s in index.stats.values())
     notes.append(f"trace: {matched} op events linked to instructions, "

@@ -113,6 +113,30 @@ def test_profile_command_json_contract(captured):
     assert all("roofline_seconds" in r and "gap_seconds" in r for r in rows)
 
 
+def test_a_trace_of_another_program_is_an_error_naming_what_it_holds(captured, tmp_path):
+    """A real CPU compile of a different program against the captured trace: exit 2, the
+    trace's module named, the other file of the run still linted; --allow-mismatch runs."""
+    import jax
+    import jax.numpy as jnp
+
+    other = tmp_path / "other.hlo.txt"
+    other.write_text(jax.jit(lambda a: jnp.sin(a) @ a.T).lower(jnp.ones((16, 512))).compile().as_text())
+    hlo, xplane, _ = captured
+    res = runner.invoke(app, ["profile", str(xplane), "--hlo", str(other), "--chip", "cpu"])
+    assert res.exit_code == 2
+    assert "does not match" in res.output and "jit_model" in res.output and "0 of its" in res.output
+    assert runner.invoke(app, ["profile", str(xplane), "--hlo", str(other), "--chip", "cpu",
+                               "--allow-mismatch"]).exit_code == 0
+    assert runner.invoke(app, ["profile", str(xplane), "--hlo", str(hlo), "--chip", "cpu"]).exit_code == 0
+    res = runner.invoke(app, ["lint", "--format", "json", "--trace", str(xplane), str(other), str(hlo)])
+    assert res.exit_code == 2
+    out = json.loads(res.stdout)
+    assert [e["file"] for e in out["errors"]] == [str(other)] and "jit_model" in out["errors"][0]["message"]
+    assert out["summary"]["files"] == 2
+    assert runner.invoke(app, ["lint", "--allow-mismatch", "--exit-zero", "--trace", str(xplane),
+                               str(other)]).exit_code == 0
+
+
 def test_trace_rules_are_skipped_with_a_note_without_a_trace():
     report = lint_files([FIXTURES / "rules" / "T004" / "transpose_copy_cpu.hlo.txt"], LintOptions(select=["T"]))
     assert report.findings == []

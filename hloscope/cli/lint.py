@@ -40,6 +40,7 @@ def lint(
     write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Record the current findings as the baseline and exit 0.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
     trace: Annotated[Path | None, typer.Option("--trace", help="A jax.profiler profile: findings gain measured time; trace rules run.")] = None,
+    allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Use a --trace that links fewer than half of a module's ops (by default an error: the trace is of another program).")] = False,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core when there is enough HLO to repay their start-up, else 1).")] = 0,
     expand: Annotated[bool, typer.Option("--expand", help="Text format: list every finding of a repeated pattern, not one line per pattern.")] = False,
     source_root: Annotated[Path | None, typer.Option("--source-root", help="Where the profiled program's source files are on this machine (maps the dump's paths).")] = None,
@@ -77,6 +78,7 @@ def lint(
     opts.strict = strict
     opts.baseline = baseline
     opts.trace = trace
+    opts.allow_mismatch = allow_mismatch
     opts.raise_errors = debugging()
     if stage is not None:
         from hloscope.stage import STAGES

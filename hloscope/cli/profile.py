@@ -27,6 +27,7 @@ def profile(
     top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 25,
     max_bytes: Annotated[int, typer.Option("--max-bytes", help="Largest (decompressed) profile to read.")] = 2 << 30,
     max_events: Annotated[int, typer.Option("--max-events", help="Most op events to read.")] = 50_000_000,
+    allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Report even when the trace links fewer than half of a --hlo module's ops (by default an error: the trace is of another program).")] = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """The HLO op profile: measured time per instruction and category, vs. the roofline.
@@ -34,7 +35,7 @@ def profile(
     Example: hloscope profile /tmp/jax-trace --hlo module.hlo.txt
     """
     use_cache(no_cache)
-    from hloscope.trace import TraceError, join, load_profile
+    from hloscope.trace import TraceError, join, load_profile, mismatch
     from hloscope.trace.report import detect_chip, profile_report
 
     try:
@@ -49,6 +50,9 @@ def profile(
 
         spec = get_chip(chip_name) if chip_name else detect_chip(prof.device_kind)
         index = join(prof, modules)
+        why = mismatch(prof, index, modules)
+        if why is not None and not allow_mismatch:
+            fail(f"{trace}: error: {why}")
         report = profile_report(prof, index, modules, spec)
         emit(format, lambda: report,
              lambda: profile_text(str(trace), prof, report, spec, bool(modules), top))

@@ -33,6 +33,7 @@ from hloscope.cost.flops import (
     kernel_flops,
 )
 from hloscope.cost.layout import logical_bytes, memory_leaves, padded_bytes
+from hloscope.cost.trips import trip_count_from_condition
 from hloscope.ir import Computation, Instruction, Module, Shape
 from hloscope.ir.opcodes import async_shorthand
 
@@ -113,6 +114,8 @@ class CostModel:
         return self._computation_flops[name]
 
     def trip_count(self, instr: Instruction) -> int | None:
+        """The while's trip count: XLA's `known_trip_count`, else what its condition, body
+        and initial state imply (cost/trips.py), else None."""
         config = instr.attr("backend_config")
         if isinstance(config, dict):
             n = config.get("known_trip_count", {})
@@ -120,10 +123,11 @@ class CostModel:
             try:
                 value = int(n) if n is not None else None
             except (TypeError, ValueError):
-                return None
+                value = None
             if value is not None and 0 <= value <= 1 << 40:
                 return value
-        return None
+        caller = self.module.by_name.get(instr.computation)
+        return trip_count_from_condition(self.module, caller, instr) if caller is not None else None
 
     # -- the model
     def compute(self, instr: Instruction) -> Cost:

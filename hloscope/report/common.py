@@ -32,6 +32,8 @@ class FileError:
 
                 source = linecache.getline(where, err.line).rstrip("\n") or None
             return cls(where, err.line, err.column, err.message, source)
+        if getattr(err, "is_input_error", False):  # the input's fault, said plainly
+            return cls(path, 0, 0, str(err))
         return cls(path, 0, 0, f"internal error ({type(err).__name__}: {err}); rerun with --debug")
 
     def render(self) -> str:

@@ -90,6 +90,28 @@ def _groups(instr: Instruction, devices_hint: int) -> tuple[list[tuple[int, ...]
     return [tuple(g) for g in rg.groups], rg
 
 
+def _implicit_size(instr: Instruction, op: str, model: CostModel) -> int:
+    """The participants an all-gather or reduce-scatter with no replica_groups has, from its
+    shapes: the gathered (scattered) dimension grows (shrinks) by that factor."""
+    if op not in ("all-gather", "reduce-scatter") or "source_target_pairs" in instr.attrs:
+        return 0
+    rg = instr.attr("replica_groups")
+    if rg is not None and rg.groups:
+        return 0
+    dims = instr.attr("dimensions") or ()
+    operands = model.operand_shapes(instr)
+    result = instr.shape
+    if result.is_tuple and result.elements:  # an async start: (operands..., result)
+        result = result.elements[-1]
+    if len(dims) != 1 or not operands or not operands[0].is_array or not result.is_array:
+        return 0
+    d = dims[0]
+    small, big = (operands[0], result) if op == "all-gather" else (result, operands[0])
+    if d >= min(small.rank, big.rank) or not small.dims[d] or big.dims[d] % small.dims[d]:
+        return 0
+    return big.dims[d] // small.dims[d]
+
+
 def _moved(op: str, n: int, operand: int, result: int) -> float:
     if n <= 1:
         return 0.0
@@ -201,7 +223,8 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             if op is not None:
                 (in_fusions if comp.name in fusion_comps else found).append((comp, instr, op))
                 groups, _ = _groups(instr, 1)
-                all_groups.extend(groups)
+                implicit = _implicit_size(instr, op, model)
+                all_groups.extend([tuple(range(implicit))] if implicit > 1 else groups)
     chains = {id(clones[0]): (caller, fusions, clones)
               for caller, fusions, clones, _ in _fused_chains(module, in_fusions)}
     found += [(comp, instr, op) for comp, instr, op in in_fusions if id(instr) in chains]
@@ -216,6 +239,9 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
     for comp, instr, op in found:
         groups, rg = _groups(instr, devices)
+        implicit = _implicit_size(instr, op, model)
+        if implicit > 1 and implicit != devices and devices % implicit == 0:
+            groups = [tuple(range(k, k + implicit)) for k in range(0, devices, implicit)]
         if rg is not None and rg.form == "mesh" and mesh.source != "sdy":
             mesh.axes, mesh.source = named_axes(list(rg.mesh_axes)), "replica_groups"
         if op == "collective-permute":

@@ -81,7 +81,28 @@ def device_count(module: Module, groups: list[tuple[int, ...]]) -> int:
 
     n = attr_int("num_partitions") * attr_int("replica_count")
     seen = max((d for g in groups for d in g), default=-1) + 1
-    return min(max(n, seen, 1), MAX_DEVICES)
+    return min(max(n, seen, sharded_devices(module), 1), MAX_DEVICES)
+
+
+_TILED = re.compile(r"devices=\[([\d,]+)\]")
+
+
+def sharded_devices(module: Module) -> int:
+    """The devices the entry computation's shardings tile over: the product of a
+    `devices=[4,1,1]...` tile assignment's dims (a trailing replication dim included)."""
+    most = 0
+    if module.entry is None:
+        return 0
+    for instr in module.entry.instructions:
+        text = instr.raw_attr("sharding") if instr.may_have("sharding") else None
+        if not text:
+            continue
+        for m in _TILED.finditer(text):
+            n = 1
+            for d in m.group(1).split(","):
+                n *= int(d)
+            most = max(most, n)
+    return most
 
 
 def sdy_mesh(module: Module) -> list[MeshAxis] | None:

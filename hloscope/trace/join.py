@@ -146,3 +146,58 @@ def _union(intervals: list[tuple[float, float]]) -> float:
         total += b - max(a, end)
         end = b
     return total
+
+
+class TraceMismatch(ValueError):
+    """The trace is not of this program (exit 2 unless --allow-mismatch)."""
+
+    is_input_error = True
+
+
+def executed_ops(module: Module) -> dict[str, list[Instruction]]:
+    """The instructions of a module a profile can show as ops, by computation: those of
+    the entry and of the computations control flow runs (loop bodies, branches, calls),
+    not free (parameters, tuples, bitcasts...), not control flow itself; never a fusion's,
+    a reducer's or a comparator's insides."""
+    if module.entry is None:
+        return {}
+    out: dict[str, list[Instruction]] = {}
+    seen = {module.entry.name}
+    todo = [module.entry]
+    while todo:
+        comp = todo.pop()
+        ops = out.setdefault(comp.name, [])
+        for i in comp.instructions:
+            if i.opcode in ("while", "call", "conditional"):
+                for name in i.called_computations:
+                    callee = module.by_name.get(name)
+                    if callee is not None and name not in seen:
+                        seen.add(name)
+                        todo.append(callee)
+            elif i.opcode not in FREE and i.opcode != "parameter":
+                ops.append(i)
+    return out
+
+
+def mismatch(profile: Profile, index: TraceIndex, modules: list[Module]) -> str | None:
+    """Why the trace is not of these modules, naming the modules the trace holds; None when
+    it is. A module matches when at least half of its ops appear: the entry's, and those of
+    each loop body or branch the trace shows at all (a CPU runs a loop as one op)."""
+    problems = []
+    for m in modules:
+        ops = linked = 0
+        for comp, instrs in executed_ops(m).items():
+            here = sum(1 for i in instrs if (m.name, i.name) in index.stats)
+            if here or (m.entry is not None and comp == m.entry.name):
+                ops += len(instrs)
+                linked += here
+        if linked == 0 or linked * 2 < ops:
+            problems.append(f"{m.name}: {linked} of its {ops} ops appear in the trace")
+    if not problems:
+        return None
+    counts: dict[str, int] = defaultdict(int)
+    for ev in profile.events:
+        counts[ev.module] += 1
+    held = ", ".join(f"{name} ({n} op events)" for name, n in sorted(counts.items(), key=lambda kv: -kv[1])[:8])
+    return ("the trace does not match the HLO (" + "; ".join(problems) + "); the trace holds "
+            + (held or "no HLO op events") + ". Profile this program, or pass --allow-mismatch")
