@@ -51,9 +51,10 @@ def _token_route(text: str, path: str):
     (raises _NeedPositions where only positions give a part's text)."""
     from hloscope.parser.grammar.source import lark_parser
     from hloscope.parser.grammar.strict import _Builder
+    from hloscope.parser.load import _finished
 
     tree = lark_parser(positions=False).parse(text, start="hlo_file")
-    return _Builder(text, path, positions=False).modules(tree)
+    return _finished(_Builder(text, path, positions=False).modules(tree))
 
 
 @pytest.mark.parametrize("path", fixture_files(), ids=rel)

@@ -12,6 +12,7 @@ from hloscope.cli import (
     graph,
     kernel,
     lint,
+    memory,
     parse,
     profile,
     roofline,
@@ -57,6 +58,7 @@ def main(
 app.command()(parse.parse)
 app.command()(stats.stats)
 app.command()(roofline.roofline)
+app.command()(memory.memory)
 app.command()(shape.shape)
 app.command()(sharding.sharding)
 app.command()(kernel.kernel)

@@ -225,10 +225,14 @@ class CostModel:
             if phase != "start" or not instr.shape.is_tuple or len(instr.shape.elements) < 2:
                 return c  # update/done: the start's work
             written = [instr.shape.elements[1]]
+            if async_shorthand(op)[0] in SLICING:  # reads only what it produces
+                reads = list(written)
         elif op.endswith("-done") and instr.shape.is_array:
             reads = [instr.shape]
         elif op == "fusion":
             reads, written = self._fusion_traffic(instr, shapes)
+        elif op == "custom-call" and instr.attr("custom_call_target") == "AllocateBuffer":
+            return c  # reserves a buffer; moves no data
         elif op == "custom-call" and "bytes_accessed" in kernel_cost_estimate(instr):
             # the kernel's own estimate (Pallas cost_estimate), as XLA uses it
             total = int(kernel_cost_estimate(instr)["bytes_accessed"])
@@ -284,6 +288,15 @@ class CostModel:
         written = [instr.shape]
         if root is not None and root.opcode == "dynamic-update-slice" and len(root.operands) > 1:
             written = [fused[root.operands[1]].shape]
+        elif root is not None and root.opcode == "tuple" and instr.shape.is_tuple:
+            # a multi-output fusion: each output updated in place writes only its update
+            written = []
+            for k, name in enumerate(root.operands):
+                out = fused.by_name.get(name)
+                if out is not None and out.opcode == "dynamic-update-slice" and len(out.operands) > 1:
+                    written.append(fused[out.operands[1]].shape)
+                elif k < len(instr.shape.elements):
+                    written.append(instr.shape.elements[k])
         return reads, written
 
     def cost(self, instr: Instruction) -> Cost:

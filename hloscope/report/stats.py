@@ -25,9 +25,10 @@ def stats_text(records: list[dict], per_computation: bool) -> str:
             out.append("  ops the cost model cannot cost (roofline shows them as unknown): "
                        + ", ".join(f"{k} {v}" for k, v in s["unknown_cost"].items()))
         mem = s["memory"]
-        out.append("  memory: " + ", ".join(f"{k} {human_bytes(v, 2)}" for k, v in
-                                            mem["bytes_per_memory_space"].items())
+        out.append("  all buffers added up (not memory in use: `hloscope memory` gives the peak): "
+                   + ", ".join(f"{k} {human_bytes(v, 2)}" for k, v in mem["bytes_per_memory_space"].items())
                    + f"; padding waste {human_bytes(mem['padding_waste_bytes'], 2)}")
+        out.append("  largest buffers:")
         for b in mem["largest_buffers"]:
             out.append(f"    {human_bytes(b['padded_bytes'], 2):>11}  {b['instruction']} "
                        f"{b['shape']}" + (f" (padded {b['ratio']:.2f}x)" if b["ratio"] > 1 else "")

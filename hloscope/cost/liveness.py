@@ -1,0 +1,336 @@
+"""Peak memory of a scheduled module: static liveness over the schedule XLA printed.
+
+A scheduled module (`is_scheduled=true`) lists each computation's instructions in the order
+they run. Every instruction that allocates defines one buffer per array leaf of its result;
+the rest name buffers defined elsewhere: bitcast, get-tuple-element, tuple, opt-barrier,
+add-dependency, a while (its state is updated in place), sort (in place), the `-done` of an async pair (the
+buffer its `-start` allocated), dynamic-update-slice and fusions rooted in one (updated in
+place, as XLA's buffer assignment does), and fusion outputs the dump aliases to an operand
+(`output_to_operand_aliasing`). A buffer lives from the instruction that defines it to the
+last instruction that reads it, through any of those names. A while loop, conditional or
+call adds its callee's own peak at its place in the schedule.
+
+XLA's `compiled.memory_analysis()` splits HBM into arguments, outputs, the aliased bytes
+between them, and temporaries (`temp_size_in_bytes`: the heap after buffer reuse, i.e. the
+peak of temporaries live together, plus fragmentation). This module reports the same four:
+arguments are the entry's parameters, outputs the entry root's buffers, alias the outputs
+that are parameters (donated, `input_output_alias`), temporaries the peak over the schedule
+of the other buffers live at once; and each other memory space (`S(1)`: on-chip VMEM, ...)
+on its own. Constants are XLA's own allocations, not counted in any of them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hloscope.cost.layout import array_memory, memory_space_name
+from hloscope.ir import Computation, Instruction, Module
+from hloscope.source import source_of
+
+_SAME = frozenset({"bitcast", "opt-barrier", "add-dependency"})
+_CALLS = frozenset({"while", "conditional", "call"})
+
+
+@dataclass
+class Buffer:
+    computation: str
+    instruction: str
+    shape: str
+    bytes: int
+    space: int
+    defined: int  # schedule step of the defining instruction
+    last_use: int
+    kind: str = "temp"  # "argument" | "output" | "temp" | "constant"
+
+
+@dataclass
+class MemoryReport:
+    module: str
+    scheduled: bool
+    argument_bytes: int = 0
+    output_bytes: int = 0
+    alias_bytes: int = 0
+    temp_peak_bytes: int = 0  # HBM temporaries live together at the peak
+    peak_step: int = -1
+    peak_instruction: str = ""
+    peak_live: list[dict] = field(default_factory=list)  # the largest buffers live at the peak
+    other_spaces: dict[str, int] = field(default_factory=dict)  # peak per non-HBM space
+    timeline: list[tuple[int, str, int]] = field(default_factory=list)  # (step, instr, HBM temp live)
+    constant_bytes: int = 0
+
+    @property
+    def hbm_bytes(self) -> int:
+        """arguments + outputs - aliased + peak temporaries: XLA's HBM figure."""
+        return self.argument_bytes + self.output_bytes - self.alias_bytes + self.temp_peak_bytes
+
+    def to_dict(self) -> dict:
+        return {"module": self.module, "scheduled": self.scheduled,
+                "argument_bytes": self.argument_bytes, "output_bytes": self.output_bytes,
+                "alias_bytes": self.alias_bytes, "temp_peak_bytes": self.temp_peak_bytes,
+                "hbm_bytes": self.hbm_bytes, "peak_step": self.peak_step,
+                "peak_instruction": self.peak_instruction, "peak_live": self.peak_live,
+                "other_spaces": self.other_spaces, "constant_bytes": self.constant_bytes,
+                "timeline": [list(t) for t in self.timeline]}
+
+
+class _Walk:
+    """Buffers of one computation over its schedule."""
+
+    def __init__(self, module: Module, comp: Computation, outer: dict[str, list[int]] | None = None):
+        self.module = module
+        self.comp = comp
+        self.buffers: list[Buffer] = []
+        self.values: dict[str, list[int]] = {}  # instruction -> buffer ids of its leaves
+        self.inner: dict[int, dict[int, int]] = {}  # step -> callee peak per space
+        self.outer = outer  # parameter leaves of a callee: the caller's buffers (not counted)
+
+    def new(self, instr: Instruction, step: int, kind: str = "temp") -> list[int]:
+        ids = []
+        for leaf in instr.shape.leaves():
+            if not leaf.is_array:
+                continue
+            mem = array_memory(leaf)
+            ids.append(len(self.buffers))
+            self.buffers.append(Buffer(self.comp.name, instr.name, mem.shape, mem.padded_bytes,
+                                       leaf.layout.memory_space if leaf.layout else 0, step, step, kind))
+        return ids
+
+    def leaves_of_element(self, instr: Instruction, index: int) -> list[int]:
+        """The buffer ids of tuple element `index` of an instruction's value."""
+        ids = self.values.get(instr.name, [])
+        shape = instr.shape
+        if not shape.is_tuple or index >= len(shape.elements):
+            return []
+        start = sum(_count(e) for e in shape.elements[:index])
+        return ids[start:start + _count(shape.elements[index])]
+
+    def value(self, instr: Instruction, step: int) -> list[int]:
+        op = instr.opcode
+        by_name = self.comp.by_name
+        operands = [by_name[o] for o in instr.operands if o in by_name]
+        if op == "parameter":
+            if self.outer is not None:
+                return [-1] * _count(instr.shape)  # the caller's buffers
+            return self.new(instr, step, "argument")
+        if op == "constant":
+            return self.new(instr, step, "constant")
+        if op in _SAME and operands:
+            return list(self.values.get(operands[0].name, []))
+        if op == "get-tuple-element" and operands:
+            return self.leaves_of_element(operands[0], int(instr.attr("index") or 0))
+        if op == "tuple":
+            return [b for o in operands for b in self.values.get(o.name, [])]
+        if op == "while" and operands:
+            self._callee_peaks(instr, step)
+            return list(self.values.get(operands[0].name, []))
+        if op in ("conditional", "call"):
+            self._callee_peaks(instr, step)
+            return self.new(instr, step)
+        if op == "copy-done" and operands:
+            return self.leaves_of_element(operands[0], 0)
+        if op.endswith("-done") and operands:
+            start = operands[0]
+            return self.leaves_of_element(start, 1) if start.shape.is_tuple else list(
+                self.values.get(start.name, []))
+        if op.endswith("-update") and operands:
+            return list(self.values.get(operands[0].name, []))
+        if op.endswith("-start") and instr.shape.is_tuple and instr.shape.elements:
+            return self._start(instr, step, operands)
+        ids = self.new(instr, step)
+        if op == "sort" and len(ids) == len(operands):
+            # sorted in place: each result is its operand's buffer
+            for k, o in enumerate(operands):
+                alias = self.values.get(o.name, [])
+                if len(alias) == 1 and alias[0] >= 0:
+                    self.buffers[ids[k]].bytes = 0
+                    ids[k] = alias[0]
+            return ids
+        if operands and ids and _in_place(instr, self.module):
+            # the result is the first operand's buffer, updated
+            alias = self.values.get(operands[0].name, [])
+            if len(alias) == 1 and alias[0] >= 0:
+                self.buffers[ids[0]].bytes = 0
+                return [alias[0]] + ids[1:]
+        for out_index, operand_index in _aliased_outputs(instr):
+            if out_index < len(ids) and operand_index < len(operands):
+                alias = self.values.get(operands[operand_index].name, [])
+                if len(alias) == 1 and alias[0] >= 0:
+                    self.buffers[ids[out_index]].bytes = 0
+                    ids[out_index] = alias[0]
+        return ids
+
+    def _start(self, instr: Instruction, step: int, operands: list[Instruction]) -> list[int]:
+        """An async start's tuple: the operands it carries, then what it allocates. copy-start
+        is (destination, source, context)."""
+        elements = instr.shape.elements
+        fresh = self.new(instr, step)
+        out: list[int] = []
+        k = 0
+        for e, element in enumerate(elements):
+            n = _count(element)
+            carried = (e == 1) if instr.opcode == "copy-start" else (e == 0)
+            if carried:
+                mine = [b for o in operands for b in self.values.get(o.name, [])]
+                if len(mine) == n:
+                    for b in fresh[k:k + n]:
+                        self.buffers[b].bytes = 0
+                    out += mine
+                    k += n
+                    continue
+            out += fresh[k:k + n]
+            k += n
+        return out
+
+    def _callee_peaks(self, instr: Instruction, step: int) -> None:
+        peaks: dict[int, int] = {}
+        for name in instr.called_computations:
+            callee = self.module.by_name.get(name)
+            if callee is None:
+                continue
+            walk = _Walk(self.module, callee, outer={})
+            walk.run()
+            for space, n in walk.peak_per_space().items():
+                peaks[space] = max(peaks.get(space, 0), n)
+        self.inner[step] = peaks
+
+    def run(self) -> None:
+        for step, instr in enumerate(self.comp.instructions):
+            for o in dict.fromkeys(instr.operands):
+                for b in self.values.get(o, []):
+                    if b >= 0:
+                        self.buffers[b].last_use = max(self.buffers[b].last_use, step)
+            self.values[instr.name] = self.value(instr, step)
+        end = len(self.comp.instructions)
+        root = self.comp.root
+        if root is not None:
+            for b in self.values.get(root.name, []):
+                if b >= 0:
+                    self.buffers[b].last_use = end
+                    if self.outer is None and self.buffers[b].kind == "temp":
+                        self.buffers[b].kind = "output"
+
+    def live_per_step(self, space: int) -> list[int]:
+        """Bytes of temporaries (of `space`) live at each step, callees' peaks included."""
+        n = len(self.comp.instructions) + 1
+        delta = [0] * (n + 1)
+        for b in self.buffers:
+            if b.kind == "temp" and b.space == space and b.bytes:
+                delta[b.defined] += b.bytes
+                delta[min(b.last_use, n - 1) + 1] -= b.bytes
+        live, out = 0, []
+        for step in range(n):
+            live += delta[step]
+            out.append(live + self.inner.get(step, {}).get(space, 0))
+        return out
+
+    def peak_per_space(self) -> dict[int, int]:
+        spaces = {b.space for b in self.buffers} | {s for p in self.inner.values() for s in p}
+        return {s: max(self.live_per_step(s), default=0) for s in spaces}
+
+
+def _count(shape) -> int:
+    return sum(1 for leaf in shape.leaves() if leaf.is_array)
+
+
+def _in_place(instr: Instruction, module: Module) -> bool:
+    """dynamic-update-slice, or a fusion whose root is one: XLA updates the buffer in place."""
+    if instr.opcode == "dynamic-update-slice":
+        return True
+    if instr.opcode != "fusion" or instr.shape.is_tuple:
+        return False
+    callee = module.by_name.get(instr.called_computations[0]) if instr.called_computations else None
+    root = callee.root if callee is not None else None
+    while root is not None and root.opcode == "bitcast" and root.operands:
+        root = callee.by_name.get(root.operands[0])
+    return root is not None and root.opcode == "dynamic-update-slice"
+
+
+def _aliased_outputs(instr: Instruction) -> list[tuple[int, int]]:
+    """(output leaf, operand) pairs of `output_to_operand_aliasing={{0}: (1, {})}`."""
+    if not instr.may_have("output_to_operand_aliasing"):
+        return []
+    raw = instr.raw_attr("output_to_operand_aliasing") or ""
+    return [(int(out or 0), int(operand)) for out, operand in
+            re.findall(r"\{(\d*)\}:\s*\((\d+),", raw)]
+
+
+_IO_ALIAS = re.compile(r"\{([\d,\s]*)\}:\s*\((\d+),\s*\{([\d,\s]*)\}")
+
+
+def _io_aliases(module: Module) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
+    """(output index, parameter number, parameter index) of the header's input_output_alias."""
+    raw = str(module.attrs.get("input_output_alias", ""))
+
+    def path(text: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
+
+    return [(path(o), int(p), path(i)) for o, p, i in _IO_ALIAS.findall(raw)]
+
+
+def _leaf(shape, index: tuple[int, ...]):
+    for k in index:
+        if not shape.is_tuple or k >= len(shape.elements):
+            return None
+        shape = shape.elements[k]
+    return shape
+
+
+def _tiled(module: Module) -> bool:
+    entry = module.entry
+    return any(leaf.layout is not None and leaf.layout.tiles for p in entry.parameters
+               for leaf in p.shape.leaves() if leaf.is_array)
+
+
+def memory(module: Module, top: int = 10) -> MemoryReport:
+    """The static peak of a module (meaningful on a scheduled module; on another the
+    order of its text is taken as the schedule, and `scheduled` says so)."""
+    report = MemoryReport(module.name, str(module.attrs.get("is_scheduled", "")).lower() == "true")
+    if module.entry is None:
+        return report
+    walk = _Walk(module, module.entry)
+    walk.run()
+    hbm = [b for b in walk.buffers if b.space == 0]
+    report.argument_bytes = sum(b.bytes for b in hbm if b.kind == "argument")
+    outputs = {id(b): b for b in hbm if b.kind == "output"}
+    report.output_bytes = sum(b.bytes for b in outputs.values())
+    root = module.entry.root
+    root_ids = walk.values.get(root.name, []) if root is not None else []
+    aliased = {b for b in root_ids if b >= 0 and walk.buffers[b].kind == "argument" and walk.buffers[b].space == 0}
+    report.alias_bytes = sum(walk.buffers[b].bytes for b in aliased)
+    report.output_bytes += report.alias_bytes  # XLA counts an output that is an argument in both
+    # outputs the module header gives an argument's buffer (donation): in both, once in HBM
+    params = {p.parameter_number: p for p in module.entry.parameters}
+    for out_index, number, index in _io_aliases(module):
+        param = params.get(number)
+        leaf = _leaf(param.shape, index) if param is not None else None
+        out_leaf = _leaf(root.shape, out_index) if root is not None else None
+        if leaf is not None and out_leaf is not None and leaf.is_array:
+            report.alias_bytes += array_memory(leaf).padded_bytes
+    if root is not None and root.shape.is_tuple and _tiled(module):
+        # the output tuple's index table (8 bytes per element, in 512-byte units on TPU)
+        report.output_bytes += -(-8 * len(root.shape.elements) // 512) * 512
+    report.constant_bytes = sum(b.bytes for b in walk.buffers if b.kind == "constant")
+    live = walk.live_per_step(0)
+    if live:
+        step = max(range(len(live)), key=lambda s: live[s])
+        report.temp_peak_bytes, report.peak_step = live[step], step
+        instrs = module.entry.instructions
+        report.peak_instruction = instrs[min(step, len(instrs) - 1)].name
+        at_peak = [b for b in hbm if b.kind == "temp" and b.bytes and b.defined <= step <= b.last_use]
+        at_peak.sort(key=lambda b: -b.bytes)
+        for b in at_peak[:top]:
+            src = source_of(module.entry.by_name[b.instruction], module)
+            report.peak_live.append({"instruction": b.instruction, "shape": b.shape, "bytes": b.bytes,
+                                     "defined": b.defined, "last_use": b.last_use,
+                                     "op_name": src.op_name, "source": src.location})
+        if step in walk.inner and walk.inner[step].get(0):
+            report.peak_live.append({"instruction": instrs[min(step, len(instrs) - 1)].name,
+                                     "shape": "(temporaries of the computations it calls)",
+                                     "bytes": walk.inner[step][0], "defined": step, "last_use": step,
+                                     "op_name": "", "source": ""})
+        report.timeline = [(s, instrs[min(s, len(instrs) - 1)].name, live[s]) for s in range(len(instrs))]
+    for space, n in sorted(walk.peak_per_space().items()):
+        if space != 0:
+            report.other_spaces[memory_space_name(space)] = n
+    return report

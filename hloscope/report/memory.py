@@ -1,0 +1,47 @@
+"""`hloscope memory` as text, from the same records as its JSON output."""
+
+from __future__ import annotations
+
+from hloscope.units import human_bytes
+
+_BARS = " ▁▂▃▄▅▆▇█"
+
+
+def _timeline(points: list[list], width: int = 60) -> str:
+    """The HBM temporaries live over the schedule, one character per slice (its maximum)."""
+    if not points:
+        return ""
+    values = [p[2] for p in points]
+    top = max(values) or 1
+    per = max(1, -(-len(values) // width))
+    cells = [max(values[k:k + per]) for k in range(0, len(values), per)]
+    return "".join(_BARS[round(8 * v / top)] for v in cells)
+
+
+def memory_text(records: list[dict], chip: dict) -> str:
+    out = []
+    for r in records:
+        order = "its schedule" if r["scheduled"] else "the text's order (not a scheduled module: the peak is indicative)"
+        out.append(f"HloModule {r['module']}: static liveness over {order}")
+        out.append(f"  HBM: arguments {human_bytes(r['argument_bytes'], 2)} + outputs "
+                   f"{human_bytes(r['output_bytes'], 2)} - aliased {human_bytes(r['alias_bytes'], 2)} "
+                   f"+ peak temporaries {human_bytes(r['temp_peak_bytes'], 2)} = "
+                   f"{human_bytes(r['hbm_bytes'], 2)}")
+        if chip.get("hbm_bytes"):
+            free = chip["hbm_bytes"] - r["hbm_bytes"]
+            out.append(f"  {chip['name']} HBM {human_bytes(chip['hbm_bytes'], 2)}: "
+                       + (f"headroom {human_bytes(free, 2)} ({free / chip['hbm_bytes']:.1%})" if free >= 0
+                          else f"over by {human_bytes(-free, 2)}: it does not fit"))
+        if r["other_spaces"]:
+            out.append("  other memory spaces (peak, not HBM): " + ", ".join(
+                f"{k} {human_bytes(v, 2)}" for k, v in r["other_spaces"].items()))
+        if r["constant_bytes"]:
+            out.append(f"  constants: {human_bytes(r['constant_bytes'], 2)} (XLA's own allocations, not counted above)")
+        if r["peak_step"] >= 0 and r["temp_peak_bytes"]:
+            out.append(f"  peak at step {r['peak_step']} (%{r['peak_instruction']}); live there:")
+            for b in r["peak_live"]:
+                where = b["source"] or b["op_name"]
+                out.append(f"    {human_bytes(b['bytes'], 2):>11}  %{b['instruction']} {b['shape']}"
+                           f"  steps {b['defined']}-{b['last_use']}" + (f"  [{where}]" if where else ""))
+            out.append(f"  temporaries over the schedule: |{_timeline(r['timeline'])}|")
+    return "\n".join(out)

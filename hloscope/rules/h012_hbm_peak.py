@@ -1,0 +1,58 @@
+"""H012 hbm-peak: the program's static HBM peak exceeds the chip's HBM, or comes within 5%."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from hloscope.cost.liveness import memory
+from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.helpers import human_bytes
+from hloscope.rules.registry import register
+from hloscope.stage import AFTER
+
+_DEFAULT_HBM = 16 << 30  # without --chip: a v5e's HBM
+
+
+@register
+class HbmPeak(ModuleRule):
+    """Arguments + outputs - aliased + peak temporaries near or over the chip's HBM."""
+
+    code = "H012"
+    name = "hbm-peak"
+    severity = Severity.WARNING
+    summary = "the static HBM peak (arguments, outputs, live temporaries) is over or within 5% of the chip's HBM"
+    stages = frozenset({AFTER})  # the schedule, and so the peak, exists after optimization
+
+    @dataclass(frozen=True)
+    class Options:
+        margin: float = 0.05  # warn from (1 - margin) x HBM
+
+    def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        hbm = ctx.chip.hbm_bytes if ctx.chip is not None and ctx.chip.hbm_bytes else _DEFAULT_HBM
+        module = ctx.module
+        if module.entry is None or module.entry.root is None:
+            return
+        r = memory(module)
+        if r.hbm_bytes < (1 - self.options.margin) * hbm:
+            return
+        over = r.hbm_bytes > hbm
+        where = module.entry.root
+        if r.peak_step >= 0 and r.temp_peak_bytes:
+            where = module.entry.instructions[min(r.peak_step, len(module.entry.instructions) - 1)]
+        live = ", ".join(f"%{b['instruction']} {human_bytes(b['bytes'])}" for b in r.peak_live[:3])
+        found = self.finding(
+            ctx, where,
+            f"static HBM peak {human_bytes(r.hbm_bytes)} "
+            f"({r.hbm_bytes / hbm:.1%} of {human_bytes(hbm)}): arguments {human_bytes(r.argument_bytes)}"
+            f" + outputs {human_bytes(r.output_bytes)} - aliased {human_bytes(r.alias_bytes)} + "
+            f"temporaries {human_bytes(r.temp_peak_bytes)}" + (f" (largest live: {live})" if live else "")
+            + ("; it does not fit" if over else "; under 5% headroom"),
+            evidence={"hbm_bytes": r.hbm_bytes, "capacity": hbm, "argument_bytes": r.argument_bytes,
+                      "output_bytes": r.output_bytes, "alias_bytes": r.alias_bytes,
+                      "temp_peak_bytes": r.temp_peak_bytes, "peak_step": r.peak_step},
+            help="Donate inputs the step replaces (donate_argnums) so outputs reuse them; "
+                 "rematerialise large activations (jax.checkpoint); shard the largest arrays "
+                 "over more devices; or shrink the batch. `hloscope memory` lists what is live "
+                 "at the peak.")
+        yield replace(found, severity=Severity.ERROR) if over else found

@@ -1,0 +1,67 @@
+"""`hloscope memory`: the static peak against XLA's own compiled.memory_analysis() of the
+same real TPU compiles (fixtures/generate.py records it in the manifest)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import FIXTURES, manifest
+from typer.testing import CliRunner
+
+from hloscope.cli.app import app
+from hloscope.cost.liveness import memory
+from hloscope.parser import load
+
+CASES = sorted((name, e) for name, e in manifest().items()
+               if e.get("memory_analysis") and e["platform"] == "tpu")
+
+
+def test_the_memory_cases_cover_what_users_ask():
+    names = {n for n, _ in CASES}
+    wanted = {"memory_deep_mlp_train_v5e", "memory_remat_train_v5e", "memory_mlp_train_v5e", "memory_mlp_train_donated_v5e", "memory_attention_v5e",
+              "memory_scan_layers_v5e", "memory_scan_train_v5e", "memory_sharded_matmul_v5e",
+              "memory_big_temporary_v5e", "memory_vocab_loss_v5e", "H011_naive_attention_v5e"}
+    assert wanted <= names
+    # some of them need temporaries in HBM, or the comparison would test only the arguments
+    assert sum(1 for _, e in CASES if e["memory_analysis"]["temp_size_in_bytes"] > 100 << 20) >= 5
+    assert any(e["memory_analysis"]["alias_size_in_bytes"] for _, e in CASES)
+
+
+@pytest.mark.parametrize(("name", "entry"), CASES, ids=[n for n, _ in CASES])
+def test_static_peak_matches_xla_memory_analysis(name, entry):
+    xla = entry["memory_analysis"]
+    (m,) = load(FIXTURES / entry["file"])
+    r = memory(m)
+    assert r.scheduled
+    assert r.argument_bytes == xla["argument_size_in_bytes"]
+    assert r.alias_bytes == xla["alias_size_in_bytes"]
+    assert r.output_bytes == xla["output_size_in_bytes"]
+    hbm = (xla["argument_size_in_bytes"] + xla["output_size_in_bytes"] - xla["alias_size_in_bytes"]
+           + xla["temp_size_in_bytes"])
+    assert r.hbm_bytes == pytest.approx(hbm, rel=0.05)
+    assert r.temp_peak_bytes == pytest.approx(xla["temp_size_in_bytes"], rel=0.05, abs=64 << 10)
+
+
+def test_the_big_temporary_is_what_is_live_at_the_peak():
+    """x @ x.T of x: f32[8192,256] is 8192*8192*4 bytes; the sort reuses it in place, the
+    transposing copy after it needs a second one: two live at the peak."""
+    (m,) = load(FIXTURES / "memory" / "big_temporary_v5e.hlo.txt")
+    r = memory(m)
+    product = 8192 * 8192 * 4
+    assert r.temp_peak_bytes == 2 * product
+    assert [b["bytes"] for b in r.peak_live[:2]] == [product, product]
+
+
+def test_memory_command_text_and_json():
+    path = FIXTURES / "memory" / "vocab_loss_v5e.hlo.txt"
+    res = CliRunner().invoke(app, ["memory", "--chip", "v5e", "--format", "json", str(path)])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    (rec,) = out["modules"]
+    assert rec["hbm_bytes"] == rec["argument_bytes"] + rec["output_bytes"] - rec["alias_bytes"] + rec["temp_peak_bytes"]
+    assert out["hbm_bytes"] == 16 << 30
+    live = rec["peak_live"][0]
+    assert live["bytes"] == 2048 * 32768 * 2 and live["source"].endswith("(_vocab_loss_build.<locals>.loss)")
+    text = CliRunner().invoke(app, ["memory", "--chip", "v5e", str(path)]).output
+    assert "peak temporaries 128.00 MiB" in text and "headroom" in text and "VMEM" in text
