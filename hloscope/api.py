@@ -73,8 +73,10 @@ class Program:
         """Per-instruction FLOPs, bytes and roofline time on a chip (cost.roofline.Report)."""
         from hloscope.cost.chips import get_chip
         from hloscope.cost.roofline import roofline
+        from hloscope.mlir.cost import body_costs
 
-        return roofline(self.module, get_chip(chip), trip_counts=trip_counts)
+        return roofline(self.module, get_chip(chip), trip_counts=trip_counts,
+                        kernel_costs=body_costs(self.module))
 
     def lint(self, select: list[str] | None = None, ignore: list[str] | None = None,
              chip: str | None = None, trace: Trace | None = None):

@@ -120,3 +120,31 @@ def test_real_sharded_dump_counts_devices_from_its_shardings():
     (m,) = load(path)
     mesh, _ = analyze(m)
     assert mesh.devices == max(tiles) == 4
+
+
+def test_pallas_matmul_without_cost_estimate_is_costed_from_its_body():
+    """A real 4096^3 bf16 Pallas matmul (blocks x 256x512, y 512x256, out 256x256, grid
+    (16, 16, 8) with k innermost) that states no cost_estimate. Hand-derived from its
+    BlockSpecs: x's block index (i, k) and y's (k, j) change on every step, so each is
+    fetched 2048 times; the output's (i, j) changes 256 times."""
+    from hloscope.cost.roofline import roofline
+    from hloscope.mlir.cost import body_costs
+
+    (m,) = load(FIXTURES / "tpu" / "pallas_matmul_4096_v5e.hlo.txt")
+    (call,) = [i for i in m.instructions() if i.opcode == "custom-call"]
+    assert "cost_estimate" not in (call.raw_attr("backend_config") or "")
+    M = N = K = 4096
+    bm, bn, bk = 256, 256, 512
+    steps = (M // bm) * (N // bn) * (K // bk)
+    costs = body_costs(m)
+    body = costs[call.name]
+    assert body.matmul_flops == 2 * M * N * K
+    # plus the accumulator's add of a (bm, bn) block on every step
+    assert body.flops == 2 * M * N * K + steps * bm * bn
+    traffic = steps * bm * bk * 2 + steps * bk * bn * 2 + (M // bm) * (N // bn) * bm * bn * 2
+    assert body.bytes == pytest.approx(traffic, rel=0.10)
+    (row,) = [r for r in roofline(m, get_chip("v5e"), kernel_costs=costs).rows if r.instruction == call.name]
+    assert row.cost_source == "kernel body" and row.flops == body.flops and row.bytes == body.bytes
+    # without the body, the model says it cannot cost the call (never 0 silently)
+    (plain,) = [r for r in roofline(m, get_chip("v5e")).rows if r.instruction == call.name]
+    assert plain.unknown_cost and plain.flops == 0

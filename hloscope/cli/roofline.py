@@ -34,9 +34,11 @@ def roofline(
 
     def run(modules: list) -> None:
         from hloscope.cost.roofline import roofline as build
+        from hloscope.mlir.cost import body_costs
         from hloscope.report.roofline import roofline_text
 
-        records = [build(m, spec, trip_counts=not no_trip_counts).to_dict() for m in modules]
+        records = [build(m, spec, trip_counts=not no_trip_counts, kernel_costs=body_costs(m)).to_dict()
+                   for m in modules]
         emit(format, lambda: {"version": 1, "chip": spec.key, "modules": records},
              lambda: roofline_text(records, {"name": spec.name, "ridge": spec.ridge}, top))
 

@@ -82,12 +82,27 @@ class Cost:
         return out
 
 
+@dataclass(frozen=True)
+class BodyCost:
+    """A kernel's cost derived from its body: FLOPs and transcendentals over the grid, the
+    HBM traffic of its blocks (None when its index maps could not be read)."""
+
+    flops: float
+    transcendentals: float
+    bytes: int | None
+    matmul_flops: float = 0.0
+
+
 class CostModel:
     """Costs instructions of one module; computations are costed once and cached."""
 
-    def __init__(self, module: Module, trip_counts: bool = True) -> None:
+    def __init__(self, module: Module, trip_counts: bool = True,
+                 kernel_costs: dict[str, BodyCost] | None = None) -> None:
         self.module = module
         self.trip_counts = trip_counts
+        # custom calls with no cost_estimate, costed from their decoded kernel bodies (by
+        # instruction name; hloscope.mlir.cost.body_costs)
+        self.kernel_costs = kernel_costs or {}
         self._computation_flops: dict[str, Cost] = {}
 
     # -- helpers
@@ -179,7 +194,7 @@ class CostModel:
             n = shapes[0].num_elements if shapes and shapes[0].is_array else 0
             c.flops = float(n * max(1, (n - 1).bit_length())) if n > 1 else 0.0
         elif op == "custom-call":
-            c.flops, c.transcendentals = kernel_flops(instr)
+            c.flops, c.transcendentals = self._kernel_flops(instr)
         elif op == "conditional":
             c.add(Cost.most([self.computation_compute(n) for n in instr.called_computations]))
         elif op in ("rng",):  # XLA: one transcendental per generated element
@@ -187,7 +202,7 @@ class CostModel:
         elif async_shorthand(op) is not None:  # slice-start, fusion-start, ... (the -start works)
             base, phase = async_shorthand(op)
             if phase == "start" and base == "custom-call":
-                c.flops, c.transcendentals = kernel_flops(instr)
+                c.flops, c.transcendentals = self._kernel_flops(instr)
             elif phase == "start" and base in ("fusion", "call"):
                 for name in instr.called_computations:
                     c.add(self.computation_compute(name))
@@ -196,6 +211,12 @@ class CostModel:
         elif op not in NO_FLOPS and op not in CONTROL:
             raise UnknownCost(f"no FLOP model for opcode {op}")
         return c
+
+    def _kernel_flops(self, instr: Instruction) -> tuple[float, float]:
+        body = self.kernel_costs.get(instr.name)
+        if body is not None and not kernel_cost_estimate(instr):
+            return body.flops, body.transcendentals
+        return kernel_flops(instr)
 
     def memory(self, instr: Instruction) -> Cost:
         """Bytes read and written by one top-level instruction.
@@ -233,6 +254,15 @@ class CostModel:
             reads, written = self._fusion_traffic(instr, shapes)
         elif op == "custom-call" and instr.attr("custom_call_target") == "AllocateBuffer":
             return c  # reserves a buffer; moves no data
+        elif (op == "custom-call" and instr.name in self.kernel_costs and not kernel_cost_estimate(instr)
+              and self.kernel_costs[instr.name].bytes is not None):
+            # the HBM<->VMEM block traffic its BlockSpecs imply
+            total = int(self.kernel_costs[instr.name].bytes)
+            out_b = logical_bytes(instr.shape)
+            c.bytes_written = c.padded_written = min(out_b, total)
+            c.bytes_read = c.padded_read = total - c.bytes_written
+            c.hbm_bytes = total
+            return c
         elif op == "custom-call" and "bytes_accessed" in kernel_cost_estimate(instr):
             # the kernel's own estimate (Pallas cost_estimate), as XLA uses it
             total = int(kernel_cost_estimate(instr)["bytes_accessed"])

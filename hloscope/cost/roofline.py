@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from hloscope.cost.chips import Chip
-from hloscope.cost.flops import FREE
+from hloscope.cost.flops import FREE, kernel_cost_estimate
 from hloscope.cost.ops import Cost, CostModel
 from hloscope.ir import Instruction, Module
 from hloscope.source import source_of
@@ -31,6 +31,7 @@ class Row:
     estimated_cycles: int | None = None
     estimated_seconds: float | None = None
     unknown_cost: str | None = None  # why the FLOPs could not be computed (then 0)
+    cost_source: str = ""  # custom calls: "cost_estimate" (the kernel's own) or "kernel body" (derived)
     op_name: str = ""  # the JAX op it came from
     source: str = ""  # file:line (function) in the user's program
 
@@ -100,8 +101,9 @@ def _estimated_cycles(instr: Instruction) -> int | None:
     return None
 
 
-def roofline(module: Module, chip: Chip, trip_counts: bool = True) -> Report:
-    model = CostModel(module, trip_counts=trip_counts)
+def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=None) -> Report:
+    """`kernel_costs`: hloscope.mlir.cost.body_costs(module), for kernels with no cost_estimate."""
+    model = CostModel(module, trip_counts=trip_counts, kernel_costs=kernel_costs)
     report = Report(module.name, chip)
     report.totals = model.module_cost()
     report.unknown_trip_counts = sorted(set(report.totals.unknown_trip_counts))
@@ -127,8 +129,17 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True) -> Report:
                 estimated_seconds=cycles / chip.clock_hz if cycles and chip.clock_hz else None,
                 unknown_cost="; ".join(f"%{n}: {why}" for n, why in c.unknown) or None,
                 op_name=src.op_name, source=src.location,
+                cost_source=_cost_source(model, instr),
             ))
     return report
+
+
+def _cost_source(model: CostModel, instr: Instruction) -> str:
+    if instr.opcode != "custom-call":
+        return ""
+    if kernel_cost_estimate(instr):
+        return "cost_estimate"
+    return "kernel body" if instr.name in model.kernel_costs else ""
 
 
 def _executed(model: CostModel, module: Module) -> list[tuple[str, int]]:

@@ -55,10 +55,29 @@ class KernelSummary:
     largest_vector_bytes: int = 0
     largest_vector_type: str = ""
     output_reads: list[int] = field(default_factory=list)  # output indices loaded from
+    # work of one grid step, from the body's ops (outside scf.if: what runs every step)
+    matmul_flops_per_step: float = 0.0
+    elementwise_flops_per_step: float = 0.0
+    transcendentals_per_step: float = 0.0
+    # HBM<->VMEM traffic over the grid implied by the BlockSpecs (None: index maps unread)
+    block_traffic_bytes: int | None = None
+    block_fetches: list[int] = field(default_factory=list)  # per pipelined operand
 
     @property
     def grid_steps(self) -> int:
         return prod(self.grid) if self.grid else 1
+
+    @property
+    def flops(self) -> float:
+        return self.grid_steps * (self.matmul_flops_per_step + self.elementwise_flops_per_step)
+
+    @property
+    def matmul_flops(self) -> float:
+        return self.grid_steps * self.matmul_flops_per_step
+
+    @property
+    def transcendentals(self) -> float:
+        return self.grid_steps * self.transcendentals_per_step
 
 
 def _func_attrs(op) -> dict[str, str]:
@@ -110,6 +129,107 @@ def _used(value, depth: int = 0) -> bool:
         if any(_used(r, depth + 1) for r in owner.results):
             return True
     return False
+
+
+_ELEMENTWISE = frozenset({
+    "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf",
+    "arith.negf", "arith.remf", "arith.addi", "arith.subi", "arith.muli", "arith.maxsi",
+    "arith.minsi", "arith.select", "math.absf", "math.sqrt", "math.rsqrt", "math.fma"})
+_TRANSCENDENTAL = frozenset({"math.exp", "math.log", "math.tanh", "math.sin", "math.cos",
+                             "math.log1p", "math.expm1", "math.powf", "math.erf", "math.exp2"})
+_CONTRACTING = re.compile(r"dot_dimension_numbers<\[([\d, ]*)\]")
+_STEPS_READ = 1 << 22  # grids up to 4M steps are walked; larger ones fetch every step
+
+
+def _elements(value) -> int:
+    m = _VECTOR.match(str(value.type))
+    return prod(int(d) for d in m.group(1).split("x")) if m else 0
+
+
+def _dims(value) -> list[int]:
+    m = _VECTOR.match(str(value.type))
+    return [int(d) for d in m.group(1).split("x")] if m else []
+
+
+def _matmul_flops(op) -> float:
+    """2 x result elements x the contracted size, from tpu.matmul / vector.contract types."""
+    if not op.results or len(op.operands) < 2:
+        return 0.0
+    lhs = _dims(op.operands[0])
+    out = _elements(op.results[0])
+    if not lhs or not out:
+        return 0.0
+    m = _CONTRACTING.search(str(op.attributes["dimension_numbers"])) if "dimension_numbers" in op.attributes else None
+    if m and m.group(1).strip():
+        k = prod(lhs[int(d)] for d in m.group(1).split(","))
+    else:  # vector.contract / no numbers: the lhs's last dim
+        k = lhs[-1]
+    return 2.0 * out * k
+
+
+def _step_work(main) -> tuple[float, float, float]:
+    """(matmul FLOPs, elementwise FLOPs, transcendentals) of one grid step: the ops at the
+    top level of the kernel body (a scf.if body runs on some steps only: left out)."""
+    mm = ew = tr = 0.0
+    for inner in main.regions[0].blocks[0].operations:
+        op = inner.operation
+        if op.name in ("tpu.matmul", "vector.contract"):
+            mm += _matmul_flops(op)
+        elif op.name in _ELEMENTWISE and op.results:
+            ew += _elements(op.results[0])
+        elif op.name in _TRANSCENDENTAL and op.results:
+            tr += _elements(op.results[0])
+    return mm, ew, tr
+
+
+def _index_map(module, symbol: str, n_grid: int):
+    """A transform function as [grid axis or ('const', value)] per block dimension; None
+    when it computes anything but grid indices and constants."""
+    for op in module.body.operations:
+        op = op.operation
+        if op.name != "func.func" or _func_attrs(op).get("sym_name", "").strip('"') != symbol:
+            continue
+        block = op.regions[0].blocks[0]
+        consts = {}
+        out = None
+        for inner in block.operations:
+            inner = inner.operation
+            if inner.name == "arith.constant" and inner.results:
+                m = re.search(r"(-?\d+)\s*:", str(inner.attributes["value"]))
+                if m:
+                    consts[inner.results[0].get_name()] = int(m.group(1))
+            elif inner.name == "func.return":
+                out = []
+                for v in inner.operands:
+                    name = v.get_name()
+                    args = [a.get_name() for a in block.arguments]
+                    if name in args and args.index(name) < n_grid:
+                        out.append(args.index(name))
+                    elif name in consts:
+                        out.append(("const", consts[name]))
+                    else:
+                        return None
+            elif inner.name != "arith.constant":
+                return None
+        return out
+    return None
+
+
+def _fetches(index_map, grid: list[int]) -> int:
+    """Times a block is moved over the grid (row-major, last axis fastest): once per step
+    whose block index differs from the previous step's (Pallas skips the copy otherwise)."""
+    steps = prod(grid) if grid else 1
+    if steps > _STEPS_READ:
+        return steps
+    used = [a for a in index_map if not isinstance(a, tuple)]
+    if not used:
+        return 1
+    # the block index changes exactly when an axis it reads changes; an axis changes on
+    # every step of the axes inside it (and axes of size 1 never change)
+    innermost = max((a for a in used if grid[a] > 1), default=None)
+    if innermost is None:
+        return 1
+    return prod(grid[: innermost + 1])
 
 
 def _walk(op):
@@ -197,6 +317,20 @@ def _summarize(body: KernelBody, call: CallInfo) -> KernelSummary:
                 arg = ir.BlockArgument(src)
                 if arg.owner == block and arg.arg_number in output_args:
                     reads.add(arg.arg_number - (len(grid) + n_prefetch + n_in))
+    mm, ew, tr = _step_work(main)
+    traffic: int | None = 0
+    fetches: list[int] = []
+    symbols = re.findall(r"transform_indices = @(\w+)", attrs.get("window_params", ""))
+    for b, symbol in zip(pipelined, symbols):
+        index_map = _index_map(module, symbol, len(grid))
+        if index_map is None or b.block is None:
+            traffic = None
+            break
+        n = _fetches(index_map, grid)
+        fetches.append(n)
+        traffic += n * b.bytes
+    if len(symbols) != len(pipelined):
+        traffic = None
     # Pipelined blocks live in VMEM twice (double buffering); scratch once.
     vmem = sum(2 * b.bytes for b in pipelined if b.block is not None)
     vmem += sum(b.bytes for b in buffers if b.role == "scratch" and b.memory_space == "vmem")
@@ -207,4 +341,6 @@ def _summarize(body: KernelBody, call: CallInfo) -> KernelSummary:
         ops=dict(ops.most_common()), vmem_bytes=vmem,
         largest_vector_bytes=largest, largest_vector_type=largest_type,
         output_reads=sorted(reads),
+        matmul_flops_per_step=mm, elementwise_flops_per_step=ew, transcendentals_per_step=tr,
+        block_traffic_bytes=traffic, block_fetches=fetches if traffic is not None else [],
     )

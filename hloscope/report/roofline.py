@@ -41,10 +41,15 @@ def roofline_text(records: list[dict], chip: dict, top: int) -> str:
             est = _t(row["estimated_seconds"]) if row["estimated_seconds"] else "-"
             times = f" x{row['times']}" if row["times"] > 1 else ""
             flops = "unknown" if row["unknown_cost"] else f"{row['flops']:.3g}"
+            if row.get("cost_source") == "kernel body":
+                flops += "*"
             out.append(f"  {row['instruction'][:32]:32} {row['opcode'][:16]:16} {flops:>10} "
                        f"{human_bytes(row['bytes'], 2):>11} {row['intensity']:7.1f} "
                        f"{_t(max(row['t_compute'], row['t_memory'])):>11} {row['bound']:8} {est}{times}"
                        + _where(row))
+        if any(row.get("cost_source") == "kernel body" for row in rows):
+            out.append("  * derived from the kernel's body (grid x per-step ops; bytes from its "
+                       "BlockSpecs): it states no cost_estimate")
         if len(rows) > len(shown_rows):
             out.append(f"  ... {len(rows) - len(shown_rows)} more (--top 0 shows all)")
     return "\n".join(out)
