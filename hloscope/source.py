@@ -42,6 +42,13 @@ class Source:
         return _NUMBER.sub("#", self.op_name)
 
 
+def bracketed(record: dict) -> str:
+    """`  [file:line (function)]`, else `  [op_name]`, of a report record carrying "source"
+    and "op_name" (roofline rows, largest buffers, live buffers); '' without either."""
+    where = record.get("source") or record.get("op_name")
+    return f"  [{where}]" if where else ""
+
+
 def source_of(instr: Instruction, module: Module) -> Source:
     """The instruction's Source (empty when it carries no metadata)."""
     if not instr.may_have("metadata"):

@@ -12,8 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from math import prod
+from typing import TYPE_CHECKING
 
 from hloscope.ir.shape import COMBINE_DIM, ELEMENT_BITS, UNBOUNDED, Shape, per_shape
+
+if TYPE_CHECKING:
+    from hloscope.ir import Module
 
 MEMORY_SPACES = {0: "device (HBM)", 1: "VMEM (on-chip)", 5: "host"}
 
@@ -110,6 +114,15 @@ def array_memory(shape: Shape) -> ArrayMemory:
 def memory_leaves(shape: Shape) -> list[ArrayMemory]:
     """Memory facts of each array leaf (memoized by shape identity: treat as read-only)."""
     return [array_memory(s) for s in shape.leaves() if s.is_array]
+
+
+def has_tiled_layouts(module: Module) -> bool:
+    """Whether any instruction's layout carries tiles (TPU compiler output)."""
+    for instr in module.instructions():
+        layout = instr.shape.layout if instr.shape.is_array else None
+        if layout is not None and layout.tiles:
+            return True
+    return False
 
 
 def padded_bytes(shape: Shape) -> int:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hloscope.cost.layout import array_memory, memory_space_name
+from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_space_name
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.source import source_of
 
@@ -102,7 +102,7 @@ class _Walk:
         shape = instr.shape
         if not shape.is_tuple or index >= len(shape.elements):
             return []
-        start = sum(_count(e) for e in shape.elements[:index])
+        start = _leaf_offset(shape, (index,))
         return ids[start:start + _count(shape.elements[index])]
 
     def value(self, instr: Instruction, step: int) -> list[int]:
@@ -141,24 +141,25 @@ class _Walk:
         if op == "sort" and len(ids) == len(operands):
             # sorted in place: each result is its operand's buffer
             for k, o in enumerate(operands):
-                alias = self.values.get(o.name, [])
-                if len(alias) == 1 and alias[0] >= 0:
-                    self.buffers[ids[k]].bytes = 0
-                    ids[k] = alias[0]
+                self._reuse(ids, k, o)
             return ids
         if operands and ids and _in_place(instr, self.module):
-            # the result is the first operand's buffer, updated
-            alias = self.values.get(operands[0].name, [])
-            if len(alias) == 1 and alias[0] >= 0:
-                self.buffers[ids[0]].bytes = 0
-                return [alias[0]] + ids[1:]
-        for out_index, operand_index in _aliased_outputs(instr):
-            if out_index < len(ids) and operand_index < len(operands):
-                alias = self.values.get(operands[operand_index].name, [])
-                if len(alias) == 1 and alias[0] >= 0:
-                    self.buffers[ids[out_index]].bytes = 0
-                    ids[out_index] = alias[0]
+            self._reuse(ids, 0, operands[0])  # the first operand's buffer, updated
+            return ids
+        for out_path, operand, _ in _alias_pairs(instr.raw_attr("output_to_operand_aliasing")
+                                                 if instr.may_have("output_to_operand_aliasing") else None):
+            leaf = _leaf_offset(instr.shape, out_path)
+            if leaf is not None and leaf < len(ids) and operand < len(operands):
+                self._reuse(ids, leaf, operands[operand])
         return ids
+
+    def _reuse(self, ids: list[int], k: int, operand: Instruction) -> None:
+        """Result leaf k is written into `operand`'s buffer (when that is one buffer of
+        this computation): the buffer made for it holds nothing."""
+        alias = self.values.get(operand.name, [])
+        if len(alias) == 1 and alias[0] >= 0:
+            self.buffers[ids[k]].bytes = 0
+            ids[k] = alias[0]
 
     def _start(self, instr: Instruction, step: int, operands: list[Instruction]) -> list[int]:
         """An async start's tuple: the operands it carries, then what it allocates. copy-start
@@ -246,26 +247,28 @@ def _in_place(instr: Instruction, module: Module) -> bool:
     return root is not None and root.opcode == "dynamic-update-slice"
 
 
-def _aliased_outputs(instr: Instruction) -> list[tuple[int, int]]:
-    """(output leaf, operand) pairs of `output_to_operand_aliasing={{0}: (1, {})}`."""
-    if not instr.may_have("output_to_operand_aliasing"):
-        return []
-    raw = instr.raw_attr("output_to_operand_aliasing") or ""
-    return [(int(out or 0), int(operand)) for out, operand in
-            re.findall(r"\{(\d*)\}:\s*\((\d+),", raw)]
+_ALIAS = re.compile(r"\{([\d,\s]*)\}:\s*\((\d+),\s*\{([\d,\s]*)\}")
 
 
-_IO_ALIAS = re.compile(r"\{([\d,\s]*)\}:\s*\((\d+),\s*\{([\d,\s]*)\}")
-
-
-def _io_aliases(module: Module) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
-    """(output index, parameter number, parameter index) of the header's input_output_alias."""
-    raw = str(module.attrs.get("input_output_alias", ""))
-
+def _alias_pairs(raw: str | None) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
+    """(output index, operand or parameter number, its index) of an aliasing list as XLA
+    prints it: a module's `input_output_alias={ {0}: (0, {}, may-alias) }`, a fusion's
+    `output_to_operand_aliasing={{}: (1, {})}`."""
     def path(text: str) -> tuple[int, ...]:
         return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
 
-    return [(path(o), int(p), path(i)) for o, p, i in _IO_ALIAS.findall(raw)]
+    return [(path(o), int(p), path(i)) for o, p, i in _ALIAS.findall(raw or "")]
+
+
+def _leaf_offset(shape, path: tuple[int, ...]) -> int | None:
+    """The position among a shape's array leaves of the (first) leaf at a tuple index."""
+    offset = 0
+    for k in path:
+        if not shape.is_tuple or k >= len(shape.elements):
+            return None
+        offset += sum(_count(e) for e in shape.elements[:k])
+        shape = shape.elements[k]
+    return offset
 
 
 def _leaf(shape, index: tuple[int, ...]):
@@ -274,12 +277,6 @@ def _leaf(shape, index: tuple[int, ...]):
             return None
         shape = shape.elements[k]
     return shape
-
-
-def _tiled(module: Module) -> bool:
-    entry = module.entry
-    return any(leaf.layout is not None and leaf.layout.tiles for p in entry.parameters
-               for leaf in p.shape.leaves() if leaf.is_array)
 
 
 def memory(module: Module, top: int = 10) -> MemoryReport:
@@ -292,8 +289,7 @@ def memory(module: Module, top: int = 10) -> MemoryReport:
     walk.run()
     hbm = [b for b in walk.buffers if b.space == 0]
     report.argument_bytes = sum(b.bytes for b in hbm if b.kind == "argument")
-    outputs = {id(b): b for b in hbm if b.kind == "output"}
-    report.output_bytes = sum(b.bytes for b in outputs.values())
+    report.output_bytes = sum(b.bytes for b in hbm if b.kind == "output")
     root = module.entry.root
     root_ids = walk.values.get(root.name, []) if root is not None else []
     aliased = {b for b in root_ids if b >= 0 and walk.buffers[b].kind == "argument" and walk.buffers[b].space == 0}
@@ -301,13 +297,13 @@ def memory(module: Module, top: int = 10) -> MemoryReport:
     report.output_bytes += report.alias_bytes  # XLA counts an output that is an argument in both
     # outputs the module header gives an argument's buffer (donation): in both, once in HBM
     params = {p.parameter_number: p for p in module.entry.parameters}
-    for out_index, number, index in _io_aliases(module):
+    for out_index, number, index in _alias_pairs(str(module.attrs.get("input_output_alias", ""))):
         param = params.get(number)
         leaf = _leaf(param.shape, index) if param is not None else None
         out_leaf = _leaf(root.shape, out_index) if root is not None else None
         if leaf is not None and out_leaf is not None and leaf.is_array:
             report.alias_bytes += array_memory(leaf).padded_bytes
-    if root is not None and root.shape.is_tuple and _tiled(module):
+    if root is not None and root.shape.is_tuple and has_tiled_layouts(module):
         # the output tuple's index table (8 bytes per element, in 512-byte units on TPU)
         report.output_bytes += -(-8 * len(root.shape.elements) // 512) * 512
     report.constant_bytes = sum(b.bytes for b in walk.buffers if b.kind == "constant")
@@ -316,7 +312,7 @@ def memory(module: Module, top: int = 10) -> MemoryReport:
         step = max(range(len(live)), key=lambda s: live[s])
         report.temp_peak_bytes, report.peak_step = live[step], step
         instrs = module.entry.instructions
-        report.peak_instruction = instrs[min(step, len(instrs) - 1)].name
+        report.peak_instruction = instrs[min(step, len(instrs) - 1)].name  # (step len: the end)
         at_peak = [b for b in hbm if b.kind == "temp" and b.bytes and b.defined <= step <= b.last_use]
         at_peak.sort(key=lambda b: -b.bytes)
         for b in at_peak[:top]:
@@ -325,11 +321,11 @@ def memory(module: Module, top: int = 10) -> MemoryReport:
                                      "defined": b.defined, "last_use": b.last_use,
                                      "op_name": src.op_name, "source": src.location})
         if step in walk.inner and walk.inner[step].get(0):
-            report.peak_live.append({"instruction": instrs[min(step, len(instrs) - 1)].name,
+            report.peak_live.append({"instruction": report.peak_instruction,
                                      "shape": "(temporaries of the computations it calls)",
                                      "bytes": walk.inner[step][0], "defined": step, "last_use": step,
                                      "op_name": "", "source": ""})
-        report.timeline = [(s, instrs[min(s, len(instrs) - 1)].name, live[s]) for s in range(len(instrs))]
+        report.timeline = [(s, instr.name, live[s]) for s, instr in enumerate(instrs)]
     for space, n in sorted(walk.peak_per_space().items()):
         if space != 0:
             report.other_spaces[memory_space_name(space)] = n

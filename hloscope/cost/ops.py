@@ -218,6 +218,15 @@ class CostModel:
             return body.flops, body.transcendentals
         return kernel_flops(instr)
 
+    def _kernel_bytes(self, instr: Instruction) -> int | None:
+        """A kernel's bytes: its own estimate (Pallas cost_estimate, as XLA uses it), else
+        the HBM<->VMEM block traffic its BlockSpecs imply (kernel_costs), else None."""
+        estimate = kernel_cost_estimate(instr)
+        if "bytes_accessed" in estimate:
+            return int(estimate["bytes_accessed"])
+        body = self.kernel_costs.get(instr.name)
+        return body.bytes if body is not None and not estimate else None
+
     def memory(self, instr: Instruction) -> Cost:
         """Bytes read and written by one top-level instruction.
 
@@ -254,18 +263,7 @@ class CostModel:
             reads, written = self._fusion_traffic(instr, shapes)
         elif op == "custom-call" and instr.attr("custom_call_target") == "AllocateBuffer":
             return c  # reserves a buffer; moves no data
-        elif (op == "custom-call" and instr.name in self.kernel_costs and not kernel_cost_estimate(instr)
-              and self.kernel_costs[instr.name].bytes is not None):
-            # the HBM<->VMEM block traffic its BlockSpecs imply
-            total = int(self.kernel_costs[instr.name].bytes)
-            out_b = logical_bytes(instr.shape)
-            c.bytes_written = c.padded_written = min(out_b, total)
-            c.bytes_read = c.padded_read = total - c.bytes_written
-            c.hbm_bytes = total
-            return c
-        elif op == "custom-call" and "bytes_accessed" in kernel_cost_estimate(instr):
-            # the kernel's own estimate (Pallas cost_estimate), as XLA uses it
-            total = int(kernel_cost_estimate(instr)["bytes_accessed"])
+        elif op == "custom-call" and (total := self._kernel_bytes(instr)) is not None:
             out_b = logical_bytes(instr.shape)
             c.bytes_written = c.padded_written = min(out_b, total)
             c.bytes_read = c.padded_read = total - c.bytes_written

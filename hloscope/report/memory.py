@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hloscope.source import bracketed
 from hloscope.units import human_bytes
 
 _BARS = " ▁▂▃▄▅▆▇█"
@@ -40,8 +41,7 @@ def memory_text(records: list[dict], chip: dict) -> str:
         if r["peak_step"] >= 0 and r["temp_peak_bytes"]:
             out.append(f"  peak at step {r['peak_step']} (%{r['peak_instruction']}); live there:")
             for b in r["peak_live"]:
-                where = b["source"] or b["op_name"]
                 out.append(f"    {human_bytes(b['bytes'], 2):>11}  %{b['instruction']} {b['shape']}"
-                           f"  steps {b['defined']}-{b['last_use']}" + (f"  [{where}]" if where else ""))
+                           f"  steps {b['defined']}-{b['last_use']}" + bracketed(b))
             out.append(f"  temporaries over the schedule: |{_timeline(r['timeline'])}|")
     return "\n".join(out)

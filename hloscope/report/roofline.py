@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
+from hloscope.source import bracketed
 from hloscope.units import human_bytes, human_seconds
 
 
 def _t(seconds: float) -> str:
     return human_seconds(seconds, 3)
-
-
-def _where(row: dict) -> str:
-    """The user's source line (or op_name) of a row, when the dump carries it."""
-    where = row.get("source") or row.get("op_name")
-    return f"  [{where}]" if where else ""
 
 
 def roofline_text(records: list[dict], chip: dict, top: int) -> str:
@@ -46,7 +41,7 @@ def roofline_text(records: list[dict], chip: dict, top: int) -> str:
             out.append(f"  {row['instruction'][:32]:32} {row['opcode'][:16]:16} {flops:>10} "
                        f"{human_bytes(row['bytes'], 2):>11} {row['intensity']:7.1f} "
                        f"{_t(max(row['t_compute'], row['t_memory'])):>11} {row['bound']:8} {est}{times}"
-                       + _where(row))
+                       + bracketed(row))
         if any(row.get("cost_source") == "kernel body" for row in rows):
             out.append("  * derived from the kernel's body (grid x per-step ops; bytes from its "
                        "BlockSpecs): it states no cost_estimate")

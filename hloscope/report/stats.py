@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hloscope.source import bracketed
 from hloscope.units import human_bytes
 
 
@@ -32,8 +33,7 @@ def stats_text(records: list[dict], per_computation: bool) -> str:
         for b in mem["largest_buffers"]:
             out.append(f"    {human_bytes(b['padded_bytes'], 2):>11}  {b['instruction']} "
                        f"{b['shape']}" + (f" (padded {b['ratio']:.2f}x)" if b["ratio"] > 1 else "")
-                       + (f"  [{b['source']}]" if b.get("source") else
-                          f"  [{b['op_name']}]" if b.get("op_name") else ""))
+                       + bracketed(b))
         if per_computation:
             for c in s["per_computation"]:
                 tag = " [entry]" if c["is_entry"] else (" [fusion]" if c["is_fusion"] else "")

@@ -110,11 +110,9 @@ class RuleContext:
         """TPU output: the chip says so, or the layouts carry TPU tiles."""
         if self.chip is not None:
             return self.chip.key.startswith("tpu")
-        for instr in self.module.instructions():
-            layout = instr.shape.layout if instr.shape.is_array else None
-            if layout is not None and layout.tiles:
-                return True
-        return False
+        from hloscope.cost.layout import has_tiled_layouts
+
+        return has_tiled_layouts(self.module)
 
     @cached_property
     def _users(self) -> dict[tuple[str, str], list[Instruction]]:

@@ -10,11 +10,9 @@ from hloscope.cost.layout import padded_bytes
 from hloscope.ir import Instruction, Shape
 from hloscope.ir.opcodes import ALIASING
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
-from hloscope.rules.helpers import human_bytes, human_seconds
+from hloscope.rules.helpers import hbm_capacity, human_bytes, human_seconds
 from hloscope.rules.registry import register
 from hloscope.stage import AFTER
-
-_DEFAULT_HBM = 16 << 30  # without --chip: a v5e's HBM
 
 
 @register
@@ -35,7 +33,7 @@ class HugeIntermediate(ModuleRule):
         min_vocab: int = 32768  # the last dim of [.., vocab]
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
-        hbm = ctx.chip.hbm_bytes if ctx.chip is not None else _DEFAULT_HBM
+        hbm = hbm_capacity(ctx)
         threshold = self.options.hbm_fraction * hbm
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:

@@ -7,11 +7,9 @@ from dataclasses import dataclass, replace
 
 from hloscope.cost.liveness import memory
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
-from hloscope.rules.helpers import human_bytes
+from hloscope.rules.helpers import hbm_capacity, human_bytes
 from hloscope.rules.registry import register
 from hloscope.stage import AFTER
-
-_DEFAULT_HBM = 16 << 30  # without --chip: a v5e's HBM
 
 
 @register
@@ -29,7 +27,7 @@ class HbmPeak(ModuleRule):
         margin: float = 0.05  # warn from (1 - margin) x HBM
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
-        hbm = ctx.chip.hbm_bytes if ctx.chip is not None and ctx.chip.hbm_bytes else _DEFAULT_HBM
+        hbm = hbm_capacity(ctx)
         module = ctx.module
         if module.entry is None or module.entry.root is None:
             return
@@ -37,9 +35,7 @@ class HbmPeak(ModuleRule):
         if r.hbm_bytes < (1 - self.options.margin) * hbm:
             return
         over = r.hbm_bytes > hbm
-        where = module.entry.root
-        if r.peak_step >= 0 and r.temp_peak_bytes:
-            where = module.entry.instructions[min(r.peak_step, len(module.entry.instructions) - 1)]
+        where = module.entry.by_name[r.peak_instruction] if r.temp_peak_bytes else module.entry.root
         live = ", ".join(f"%{b['instruction']} {human_bytes(b['bytes'])}" for b in r.peak_live[:3])
         found = self.finding(
             ctx, where,
@@ -47,7 +43,7 @@ class HbmPeak(ModuleRule):
             f"({r.hbm_bytes / hbm:.1%} of {human_bytes(hbm)}): arguments {human_bytes(r.argument_bytes)}"
             f" + outputs {human_bytes(r.output_bytes)} - aliased {human_bytes(r.alias_bytes)} + "
             f"temporaries {human_bytes(r.temp_peak_bytes)}" + (f" (largest live: {live})" if live else "")
-            + ("; it does not fit" if over else "; under 5% headroom"),
+            + ("; it does not fit" if over else f"; under {self.options.margin:.0%} headroom"),
             evidence={"hbm_bytes": r.hbm_bytes, "capacity": hbm, "argument_bytes": r.argument_bytes,
                       "output_bytes": r.output_bytes, "alias_bytes": r.alias_bytes,
                       "temp_peak_bytes": r.temp_peak_bytes, "peak_step": r.peak_step},

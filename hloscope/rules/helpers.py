@@ -116,6 +116,11 @@ def contains_matmul(instr: Instruction, ctx: RuleContext) -> bool:
     return False
 
 
+def hbm_capacity(ctx: RuleContext) -> int:
+    """The chip's HBM bytes; without --chip, a v5e's 16 GiB."""
+    return ctx.chip.hbm_bytes if ctx.chip is not None and ctx.chip.hbm_bytes else 16 << 30
+
+
 def mxu_size(ctx: RuleContext) -> int:
     if ctx.chip is not None and ctx.chip.mxu:
         return ctx.chip.mxu[0]

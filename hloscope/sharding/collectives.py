@@ -214,6 +214,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     found: list[tuple[Computation, Instruction, str]] = []
     in_fusions: list[tuple[Computation, Instruction, str]] = []
     all_groups: list[tuple[int, ...]] = []
+    implicit_sizes: dict[int, int] = {}  # id(instr) -> participants its shapes imply
     fusion_comps = module.fusion_computations()
     for comp in module.computations:
         for instr in comp.instructions:
@@ -223,7 +224,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             if op is not None:
                 (in_fusions if comp.name in fusion_comps else found).append((comp, instr, op))
                 groups, _ = _groups(instr, 1)
-                implicit = _implicit_size(instr, op, model)
+                implicit = implicit_sizes[id(instr)] = _implicit_size(instr, op, model)
                 all_groups.extend([tuple(range(implicit))] if implicit > 1 else groups)
     chains = {id(clones[0]): (caller, fusions, clones)
               for caller, fusions, clones, _ in _fused_chains(module, in_fusions)}
@@ -239,7 +240,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
     for comp, instr, op in found:
         groups, rg = _groups(instr, devices)
-        implicit = _implicit_size(instr, op, model)
+        implicit = implicit_sizes[id(instr)]
         if implicit > 1 and implicit != devices and devices % implicit == 0:
             groups = [tuple(range(k, k + implicit)) for k in range(0, devices, implicit)]
         if rg is not None and rg.form == "mesh" and mesh.source != "sdy":
