@@ -65,3 +65,12 @@ def test_memory_command_text_and_json():
     assert live["bytes"] == 2048 * 32768 * 2 and live["source"].endswith("(_vocab_loss_build.<locals>.loss)")
     text = CliRunner().invoke(app, ["memory", "--chip", "v5e", str(path)]).output
     assert "peak temporaries 128.00 MiB" in text and "headroom" in text and "VMEM" in text
+
+
+def test_no_fit_verdict_on_an_unscheduled_dump():
+    """A pre-optimization dump (no schedule, nothing fused) is not judged against HBM."""
+    path = FIXTURES / "tpu" / "shard_map_v5p.before_optimizations.hlo.txt"
+    (m,) = load(path)
+    assert not memory(m).scheduled
+    text = CliRunner().invoke(app, ["memory", "--chip", "v5e", str(path)]).output
+    assert "no verdict before scheduling" in text and "headroom" not in text and "does not fit" not in text

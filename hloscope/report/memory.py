@@ -28,7 +28,10 @@ def memory_text(records: list[dict], chip: dict) -> str:
                    f"{human_bytes(r['output_bytes'], 2)} - aliased {human_bytes(r['alias_bytes'], 2)} "
                    f"+ peak temporaries {human_bytes(r['temp_peak_bytes'], 2)} = "
                    f"{human_bytes(r['hbm_bytes'], 2)}")
-        if chip.get("hbm_bytes"):
+        if chip.get("hbm_bytes") and not r["scheduled"]:
+            out.append(f"  {chip['name']} HBM {human_bytes(chip['hbm_bytes'], 2)}: no verdict before "
+                       "scheduling (unfused values all look live); run memory on the after_optimizations dump")
+        elif chip.get("hbm_bytes"):
             free = chip["hbm_bytes"] - r["hbm_bytes"]
             out.append(f"  {chip['name']} HBM {human_bytes(chip['hbm_bytes'], 2)}: "
                        + (f"headroom {human_bytes(free, 2)} ({free / chip['hbm_bytes']:.1%})" if free >= 0
