@@ -74,3 +74,85 @@ def test_no_fit_verdict_on_an_unscheduled_dump():
     assert not memory(m).scheduled
     text = CliRunner().invoke(app, ["memory", "--chip", "v5e", str(path)]).output
     assert "no verdict before scheduling" in text and "headroom" not in text and "does not fit" not in text
+
+
+# ---------------------------------------------------------- beside XLA's own dump files
+DUMPS = FIXTURES / "dumps"
+
+
+def _dumped(name: str):
+    from hloscope.cost import xla_memory
+
+    (module,) = (DUMPS / name).glob("*after_optimizations.txt")
+    return module, xla_memory.read(list(xla_memory.beside(module).values()))
+
+
+@pytest.mark.parametrize("name", ["memory_mlp_train_v5e", "memory_remat_train_v5e"])
+def test_xla_buffer_assignment_agrees_with_memory_analysis(name):
+    """XLA's buffer-assignment file, read by us, against XLA's compiled.memory_analysis() of
+    the same compile (two outputs of XLA; our reading is what is tested)."""
+    _, xla = _dumped(name)
+    ma = manifest()[name]["memory_analysis"]
+    hbm = xla.spaces[0]
+    assert hbm.arguments == ma["argument_size_in_bytes"]
+    assert hbm.outputs == ma["output_size_in_bytes"]
+    assert hbm.aliased == ma["alias_size_in_bytes"]
+    # the preallocated heap: memory_analysis adds < 2 MiB of scratch outside buffer assignment
+    assert abs(hbm.temporaries - ma["temp_size_in_bytes"]) < 2 << 20
+    assert hbm.report_total == hbm.hbm_figure + hbm.constants + hbm.thread_local  # usage report = sum
+    assert xla.spaces[1].name == "vmem" and xla.spaces[1].report_total > 0
+    assert xla.peak_bytes > hbm.arguments and xla.peak_step > 0
+
+
+@pytest.mark.parametrize("name", ["memory_mlp_train_v5e", "memory_remat_train_v5e", "fsdp_async_fusion_v5p"])
+def test_static_peak_beside_xla_reports(name):
+    module, xla = _dumped(name)
+    (m,) = load(module)
+    r = memory(m)
+    hbm = xla.spaces[0]
+    assert (r.argument_bytes, r.output_bytes, r.alias_bytes) == (hbm.arguments, hbm.outputs, hbm.aliased)
+    assert abs(r.hbm_bytes - hbm.hbm_figure) <= 0.01 * hbm.hbm_figure
+
+
+def test_concat_bitcast_shares_its_operands_vmem():
+    """TPU's ConcatBitcast custom-call lays its operands end to end: no buffer of its own.
+    mlp_train's four 4 MiB VMEM slices and their 16 MiB concatenation share one region, so the
+    VMEM peak equals XLA's vmem preallocation exactly (16 MiB over when counted twice)."""
+    module, xla = _dumped("memory_mlp_train_v5e")
+    assert "ConcatBitcast" in module.read_text()
+    (m,) = load(module)
+    assert memory(m).other_spaces["VMEM (on-chip)"] == xla.spaces[1].report_total
+
+
+def test_memory_on_a_dump_directory_shows_xla_beside():
+    result = CliRunner().invoke(app, ["memory", str(DUMPS / "memory_remat_train_v5e")])
+    assert result.exit_code == 0, result.output
+    assert "beside XLA's own reports (buffer assignment, memory usage report, live range)" in result.output
+    row = next(line for line in result.output.splitlines() if line.strip().startswith("HBM arguments"))
+    assert row.split()[-2:] == ["88.00", "MiB"] and row.count("88.00 MiB") == 2
+    payload = json.loads(CliRunner().invoke(app, ["memory", str(DUMPS / "memory_remat_train_v5e"),
+                                                  "-f", "json"]).output)
+    (record,) = payload["modules"]
+    assert record["xla"]["spaces"][0]["arguments"] == manifest()["memory_remat_train_v5e"]["memory_analysis"][
+        "argument_size_in_bytes"]
+
+
+def test_bad_xla_report_is_a_located_error(tmp_path):
+    bad = tmp_path / "m-buffer-assignment.txt"
+    bad.write_text("BufferAssignment:\nallocation 0: sighs\n")
+    result = CliRunner().invoke(app, ["memory", str(FIXTURES / "memory/mlp_train_v5e.hlo.txt"),
+                                      "--xla-report", str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}:2:1: unreadable allocation header" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unreadable_report_beside_a_module_warns_and_goes_on(tmp_path):
+    import shutil
+
+    module, _ = _dumped("memory_mlp_train_v5e")
+    shutil.copy(module, tmp_path / module.name)
+    (tmp_path / module.name.replace(".txt", "-memory-usage-report.txt")).write_text("nothing here\n")
+    result = CliRunner().invoke(app, ["memory", str(tmp_path)])
+    assert result.exit_code == 0
+    assert "not a memory-usage report" in result.output and "HBM: arguments 36.00 MiB" in result.output

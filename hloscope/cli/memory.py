@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from hloscope.cli.common import ChipOpt, FileArg, Format, FormatOpt, NoCacheOpt, analyse, chip, emit
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hloscope.cli.common import (ChipOpt, Format, FormatOpt, NoCacheOpt, chip, emit, fail, guard,
+                                 load_file, use_cache)
+
+PathArg = Annotated[Path, typer.Argument(help=(
+    "An HLO text file, or an --xla_dump_to directory (its *after_optimizations.txt modules)."))]
+ReportOpt = Annotated[list[Path] | None, typer.Option("--xla-report", help=(
+    "XLA's *-buffer-assignment.txt, *-memory-usage-report.txt or *-live-range.txt for the "
+    "module (repeatable); by default the ones next to the module file are read."))]
 
 
-def memory(file: FileArg, chip_name: ChipOpt = "v5e", format: FormatOpt = Format.text,
-           no_cache: NoCacheOpt = False) -> None:
+def memory(file: PathArg, chip_name: ChipOpt = "v5e", format: FormatOpt = Format.text,
+           no_cache: NoCacheOpt = False, xla_report: ReportOpt = None) -> None:
     """Peak memory from static liveness over a scheduled module (is_scheduled=true).
 
     HBM is reported as XLA's compiled.memory_analysis() splits it: arguments + outputs -
@@ -15,16 +27,66 @@ def memory(file: FileArg, chip_name: ChipOpt = "v5e", format: FormatOpt = Format
     Other memory spaces (S(1): on-chip VMEM, ...) are reported apart: XLA's
     peak_memory_in_bytes adds the VMEM preallocation to HBM, so it is not an HBM peak.
 
-    Example: hloscope memory fixtures/memory/vocab_loss_v5e.hlo.txt --chip v5e
-    """
-    spec = chip(chip_name)
+    When XLA's own reports sit next to the module (a --xla_dump_to directory) or are given
+    with --xla-report, their numbers are shown beside ours: the buffer assignment's
+    arguments, outputs, donated and temporaries per memory space, the memory-usage report's
+    total per space, and the live-range dump's peak.
 
-    def run(modules: list) -> None:
-        from hloscope.cost.liveness import memory as peak
+    Examples:
+      hloscope memory fixtures/memory/vocab_loss_v5e.hlo.txt --chip v5e
+      hloscope memory fixtures/dumps/memory_remat_train_v5e
+    """
+    from hloscope.lint import LintError, expand
+
+    spec = chip(chip_name)
+    use_cache(no_cache)
+    try:
+        files = expand([file])
+    except LintError as e:
+        fail(f"error: {e}")
+    if xla_report and len(files) != 1:
+        fail(f"error: --xla-report names the reports of one module; {file} holds {len(files)}")
+    records, failed = [], False
+    for f in files:
+        try:
+            modules = load_file(f)
+        except typer.Exit:  # located error already printed; the other modules go on
+            failed = True
+            continue
+        reports = guard(_xla_reports, f, xla_report)
+        records.extend(guard(_records, modules, reports))
+
+    def text() -> str:
         from hloscope.report.memory import memory_text
 
-        records = [peak(m).to_dict() for m in modules]
-        emit(format, lambda: {"version": 1, "chip": spec.key, "hbm_bytes": spec.hbm_bytes, "modules": records},
-             lambda: memory_text(records, {"name": spec.name, "hbm_bytes": spec.hbm_bytes}))
+        return memory_text(records, {"name": spec.name, "hbm_bytes": spec.hbm_bytes})
 
-    analyse(file, no_cache, run)
+    emit(format, lambda: {"version": 1, "chip": spec.key, "hbm_bytes": spec.hbm_bytes, "modules": records},
+         text)
+    if failed:
+        raise typer.Exit(2)
+
+
+def _xla_reports(module_file: Path, given: list[Path] | None):
+    from hloscope.cost import xla_memory
+
+    paths = list(given) if given else list(xla_memory.beside(module_file).values())
+    if not paths:
+        return None
+    try:
+        return xla_memory.read(paths)
+    except (OSError, xla_memory.ReportError) as e:
+        message = f"{e.filename}: cannot read ({e.strerror})" if isinstance(e, OSError) else str(e)
+        if given:
+            fail(f"error: {message}")
+        typer.echo(f"warning: {message}; XLA's reports beside {module_file} left out", err=True)
+        return None
+
+
+def _records(modules: list, reports) -> list[dict]:
+    from hloscope.cost.liveness import memory as peak
+
+    out = [peak(m).to_dict() for m in modules]
+    if reports is not None and len(out) == 1:
+        out[0]["xla"] = reports.to_dict()
+    return out

@@ -119,7 +119,8 @@ class _Walk:
             return list(self.values.get(operands[0].name, []))
         if op == "get-tuple-element" and operands:
             return self.leaves_of_element(operands[0], int(instr.attr("index") or 0))
-        if op == "tuple":
+        if op == "tuple" or (op == "custom-call" and instr.attr("custom_call_target") == "ConcatBitcast"):
+            # ConcatBitcast: TPU lays its operands out end to end, the result is their bitcast
             return [b for o in operands for b in self.values.get(o.name, [])]
         if op == "while" and operands:
             self._callee_peaks(instr, step)

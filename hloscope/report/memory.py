@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from hloscope.cost.layout import memory_space_name
 from hloscope.source import bracketed
 from hloscope.units import human_bytes
 
@@ -47,4 +50,42 @@ def memory_text(records: list[dict], chip: dict) -> str:
                 out.append(f"    {human_bytes(b['bytes'], 2):>11}  %{b['instruction']} {b['shape']}"
                            f"  steps {b['defined']}-{b['last_use']}" + bracketed(b))
             out.append(f"  temporaries over the schedule: |{_timeline(r['timeline'])}|")
+        if r.get("xla"):
+            out.extend(_beside_xla(r, r["xla"]))
     return "\n".join(out)
+
+
+def _beside_xla(r: dict, xla: dict) -> list[str]:
+    """Our numbers next to those of XLA's buffer assignment, memory-usage report and live range."""
+
+    def row(label: str, ours: int | None, theirs: int | None, note: str = "") -> str:
+        fmt = lambda n: "-" if n is None else human_bytes(n, 2)  # noqa: E731
+        return f"    {label:<24} {fmt(ours):>12} {fmt(theirs):>12}" + (f"  {note}" if note else "")
+
+    from hloscope.cost.xla_memory import kind_of
+
+    out = ["  beside XLA's own reports (" + ", ".join((kind_of(f) or Path(f).name).replace("_", " ")
+                                                      for f in xla["files"]) + "):",
+           f"    {'':<24} {'hloscope':>12} {'XLA':>12}"]
+    for s in xla["spaces"]:
+        if s["color"] == 0:
+            out.append(row("HBM arguments", r["argument_bytes"], s["arguments"]))
+            out.append(row("HBM outputs", r["output_bytes"], s["outputs"]))
+            out.append(row("HBM aliased (donated)", r["alias_bytes"], s["aliased"]))
+            out.append(row("HBM temporaries", r["temp_peak_bytes"], s["temporaries"],
+                           "XLA: the temporaries' heap after buffer reuse"))
+            out.append(row("HBM total", r["hbm_bytes"], s["hbm_figure"],
+                           "arguments + outputs - aliased + temporaries"))
+            if s["report_total"] is not None:
+                out.append(row("  memory-usage report", None, s["report_total"],
+                               "all allocations of the space (constants, thread-local too)"))
+        else:
+            name = s["name"] or memory_space_name(s["color"])
+            ours = r["other_spaces"].get(memory_space_name(s["color"]))
+            theirs = s["report_total"] if s["report_total"] is not None else s["temporaries"]
+            out.append(row(f"{name} (color {s['color']})", ours, theirs,
+                           "ours: peak live; XLA: the space's preallocation"))
+    if xla.get("live_range_peak_bytes") is not None:
+        out.append(row("live-range peak", None, xla["live_range_peak_bytes"],
+                       f"at step {xla['live_range_peak_step']} of XLA's schedule (all spaces)"))
+    return out
