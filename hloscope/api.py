@@ -78,6 +78,15 @@ class Program:
         return roofline(self.module, get_chip(chip), trip_counts=trip_counts,
                         kernel_costs=body_costs(self.module))
 
+    def step_time(self, chip: str = "v5e", trip_counts: bool = True):
+        """The step estimate: roofline time of every op plus the communication compute does
+        not hide, exposed communication and MFU (sharding.step.StepTime)."""
+        from hloscope.cost.chips import get_chip
+        from hloscope.sharding.step import estimate
+
+        spec = get_chip(chip)
+        return estimate(self.module, spec, self.roofline(chip, trip_counts))
+
     def lint(self, select: list[str] | None = None, ignore: list[str] | None = None,
              chip: str | None = None, trace: Trace | None = None):
         """Findings of the selected rules (a LintReport: .findings, .notes, to_dict())."""

@@ -92,8 +92,8 @@ def auto_jobs(paths: list[str | Path]) -> int:
 def expand(paths: list[str | Path], pattern: str | None = None,
            empty: list[FileError] | None = None) -> list[Path]:
     """Files to lint: files as given; directories searched recursively for `pattern`
-    (default: XLA's *after_optimizations.txt dumps if the folder has any, else *.hlo.txt
-    and *.hlo), buffer-assignment dumps left out. A folder with none is an error entry in
+    (default: XLA's *after_optimizations.txt dumps, *.hlo.txt and *.hlo), buffer-assignment
+    dumps left out. A folder with none is an error entry in
     `empty` when given (the other inputs go on), else a LintError."""
     out: list[Path] = []
     for raw in paths:
@@ -101,10 +101,7 @@ def expand(paths: list[str | Path], pattern: str | None = None,
         if not p.is_dir():
             out.append(p)
             continue
-        patterns = [pattern] if pattern else [
-            next((pat for pat in DUMP_PATTERNS if any(p.rglob(pat))), DUMP_PATTERNS[0])]
-        if not pattern and patterns[0] != DUMP_PATTERNS[0]:
-            patterns = list(DUMP_PATTERNS[1:])
+        patterns = [pattern] if pattern else list(DUMP_PATTERNS)
         found = sorted({f for pat in patterns for f in p.rglob(pat)
                         if f.is_file() and "buffer-assignment" not in f.name})
         if not found:

@@ -156,3 +156,21 @@ def test_unreadable_report_beside_a_module_warns_and_goes_on(tmp_path):
     result = CliRunner().invoke(app, ["memory", str(tmp_path)])
     assert result.exit_code == 0
     assert "not a memory-usage report" in result.output and "HBM: arguments 36.00 MiB" in result.output
+
+
+def test_temporaries_in_the_output_buffer_are_those_xla_put_there():
+    """XLA's buffer assignment (read from its dump, not by our reader) lists the values it
+    placed in the output's allocation; ours are the same instructions."""
+    import re
+
+    module, _ = _dumped("fsdp_async_fusion_v5p")
+    text = module.with_name(module.name.replace(".txt", "-buffer-assignment.txt")).read_text()
+    block = re.search(r"allocation \d+: size \d+, output shape is[^\n]*\n((?: value:[^\n]*\n)+)", text).group(1)
+    xla = {re.match(r" value: <\d+ ([^ {]+)[^ ]* @", line).group(1) for line in block.splitlines()}
+    from hloscope.cost.liveness import _Walk
+
+    (m,) = load(module)
+    walk = _Walk(m, m.entry)
+    walk.run()
+    ours = {b.instruction for b in walk.buffers if b.kind in ("in output", "output")}
+    assert len(xla) >= 3 and ours == xla

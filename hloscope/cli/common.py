@@ -37,6 +37,9 @@ NoCacheOpt = Annotated[
 ]
 ChipOpt = Annotated[str, typer.Option("--chip", "-c", help=(
     "Chip from the table: v4, v5e, v5p, v6e, v7x, h100, h200, cpu."))]
+AutoChipOpt = Annotated[str | None, typer.Option("--chip", "-c", help=(
+    "Chip from the table: v4, v5e, v5p, v6e, v7x, h100, h200, cpu (default: from the module: "
+    "v5e for TPU, the generic CPU entry for a CPU module, H100 for a GPU one)."))]
 
 
 def set_debug(debug: bool) -> None:
@@ -150,6 +153,16 @@ def chip(name: str):
         return get_chip(name)
     except KeyError as e:
         fail(f"error: {e.args[0]}")
+
+
+def module_chip(module, name: str | None):
+    """(chip, note): the chip a module is costed on (cost.chips.chip_for), and why it was
+    chosen when the module's platform and the chip differ."""
+    from hloscope.cost.chips import chip_for
+
+    if name:
+        chip(name)  # an unknown name: the usage error
+    return chip_for(module, name)
 
 
 def emit_json(payload: object) -> None:

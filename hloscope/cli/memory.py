@@ -7,8 +7,19 @@ from typing import Annotated
 
 import typer
 
-from hloscope.cli.common import (ChipOpt, Format, FormatOpt, NoCacheOpt, chip, emit, fail, guard,
-                                 load_file, use_cache)
+from hloscope.cli.common import (
+    AutoChipOpt,
+    Format,
+    FormatOpt,
+    NoCacheOpt,
+    chip,
+    emit,
+    fail,
+    guard,
+    load_file,
+    module_chip,
+    use_cache,
+)
 
 PathArg = Annotated[Path, typer.Argument(help=(
     "An HLO text file, or an --xla_dump_to directory (its *after_optimizations.txt modules)."))]
@@ -17,7 +28,7 @@ ReportOpt = Annotated[list[Path] | None, typer.Option("--xla-report", help=(
     "module (repeatable); by default the ones next to the module file are read."))]
 
 
-def memory(file: PathArg, chip_name: ChipOpt = "v5e", format: FormatOpt = Format.text,
+def memory(file: PathArg, chip_name: AutoChipOpt = None, format: FormatOpt = Format.text,
            no_cache: NoCacheOpt = False, xla_report: ReportOpt = None) -> None:
     """Peak memory from static liveness over a scheduled module (is_scheduled=true).
 
@@ -38,7 +49,8 @@ def memory(file: PathArg, chip_name: ChipOpt = "v5e", format: FormatOpt = Format
     """
     from hloscope.lint import LintError, expand
 
-    spec = chip(chip_name)
+    if chip_name:
+        chip(chip_name)
     use_cache(no_cache)
     try:
         files = expand([file])
@@ -54,15 +66,16 @@ def memory(file: PathArg, chip_name: ChipOpt = "v5e", format: FormatOpt = Format
             failed = True
             continue
         reports = guard(_xla_reports, f, xla_report)
-        records.extend(guard(_records, modules, reports))
+        records.extend(guard(_records, modules, reports, chip_name))
 
     def text() -> str:
         from hloscope.report.memory import memory_text
 
-        return memory_text(records, {"name": spec.name, "hbm_bytes": spec.hbm_bytes})
+        return memory_text(records)
 
-    emit(format, lambda: {"version": 1, "chip": spec.key, "hbm_bytes": spec.hbm_bytes, "modules": records},
-         text)
+    first = records[0]["chip"] if records else {"key": chip_name, "hbm_bytes": None}
+    emit(format, lambda: {"version": 1, "chip": first["key"], "hbm_bytes": first["hbm_bytes"],
+                          "modules": records}, text)
     if failed:
         raise typer.Exit(2)
 
@@ -83,10 +96,14 @@ def _xla_reports(module_file: Path, given: list[Path] | None):
         return None
 
 
-def _records(modules: list, reports) -> list[dict]:
+def _records(modules: list, reports, chip_name: str | None) -> list[dict]:
     from hloscope.cost.liveness import memory as peak
 
-    out = [peak(m).to_dict() for m in modules]
+    out = []
+    for m in modules:
+        spec, note = module_chip(m, chip_name)
+        out.append(dict(peak(m).to_dict(), chip={"key": spec.key, "name": spec.name,
+                                                  "hbm_bytes": spec.hbm_bytes, "note": note}))
     if reports is not None and len(out) == 1:
         out[0]["xla"] = reports.to_dict()
     return out

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from hloscope.cli.common import (
-    ChipOpt,
+    AutoChipOpt,
     FileArg,
     Format,
     FormatOpt,
@@ -15,31 +15,44 @@ from hloscope.cli.common import (
     analyse,
     chip,
     emit,
+    module_chip,
 )
 
 
 def roofline(
     file: FileArg,
-    chip_name: ChipOpt = "v5e",
+    chip_name: AutoChipOpt = None,
     format: FormatOpt = Format.text,
     top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 20,
     no_trip_counts: Annotated[bool, typer.Option("--no-trip-counts", help="Count loop bodies once (XLA's cost_analysis convention).")] = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
-    """Per-instruction FLOPs, bytes, intensity and compute/memory time on a chip.
+    """Per-instruction FLOPs, bytes, intensity and compute/memory time on a chip, and the
+    step-time estimate: every op at its roofline time plus the communication that compute
+    does not hide (each logical collective at its ICI time; an async one hidden by the
+    compute scheduled between its start and its done), exposed communication and MFU.
 
-    Example: hloscope roofline fixtures/tpu/transformer_v5p.hlo.txt --chip v5p
+    Examples:
+      hloscope roofline fixtures/tpu/transformer_v5p.hlo.txt --chip v5p
+      hloscope roofline fixtures/tpu/fsdp_async_fusion_v5p.hlo.txt --chip v5p --top 5
     """
-    spec = chip(chip_name)
+    if chip_name:
+        chip(chip_name)
 
     def run(modules: list) -> None:
         from hloscope.cost.roofline import roofline as build
         from hloscope.mlir.cost import body_costs
         from hloscope.report.roofline import roofline_text
+        from hloscope.sharding.step import estimate
 
-        records = [build(m, spec, trip_counts=not no_trip_counts, kernel_costs=body_costs(m)).to_dict()
-                   for m in modules]
-        emit(format, lambda: {"version": 1, "chip": spec.key, "modules": records},
-             lambda: roofline_text(records, {"name": spec.name, "ridge": spec.ridge}, top))
+        records = []
+        for m in modules:
+            spec, note = module_chip(m, chip_name)
+            report = build(m, spec, trip_counts=not no_trip_counts, kernel_costs=body_costs(m))
+            records.append(dict(report.to_dict(), step=estimate(m, spec, report).to_dict(),
+                                chip={"key": spec.key, "name": spec.name, "ridge": spec.ridge, "note": note}))
+        emit(format, lambda: {"version": 1, "chip": records[0]["chip"]["key"] if records else chip_name,
+                              "modules": records},
+             lambda: roofline_text(records, top))
 
     analyse(file, no_cache, run)

@@ -60,3 +60,47 @@ def get_chip(name: str) -> Chip:
     if key not in table:
         raise KeyError(f"unknown chip {name!r}; known: {', '.join(sorted(table))}")
     return table[key]
+
+
+_GPU_TARGETS = ("__cublas", "__cudnn", "__triton", "__gpu", "__nccl")
+
+
+def platform_of(module) -> str | None:
+    """"tpu", "gpu" or "cpu" for an optimized module, from what only that compiler prints:
+    tiled layouts (TPU), cuBLAS/cuDNN/Triton custom calls or GPU backend configs (GPU), else
+    a scheduled module is the CPU's; None before optimization (nothing says)."""
+    from hloscope.cost.layout import has_tiled_layouts
+
+    if has_tiled_layouts(module):
+        return "tpu"
+    for instr in module.instructions():
+        if instr.opcode == "custom-call" and str(instr.attr("custom_call_target") or "").startswith(_GPU_TARGETS):
+            return "gpu"
+        if instr.opcode == "fusion" and instr.may_have("backend_config"):
+            config = instr.raw_attr("backend_config") or ""
+            if "__triton" in config or "cudnn" in config or "operation_queue_id" in config:
+                return "gpu"
+    return "cpu" if module.attrs.get("is_scheduled") == "true" else None
+
+
+def _platform(chip: Chip) -> str:
+    return "tpu" if chip.key.startswith("tpu-") else "cpu" if chip.key == "cpu" else "gpu"
+
+
+def chip_for(module, name: str | None) -> tuple[Chip, str | None]:
+    """The chip to cost a module on, and a note when it does not match the module's platform.
+    No name: TPU (or an unknown platform) -> v5e, CPU -> the generic CPU entry, GPU -> H100,
+    saying so; a named chip is used as asked, with a note if the module is another platform's."""
+    platform = platform_of(module)
+    if name:
+        chip = get_chip(name)
+        if platform and platform != _platform(chip):
+            return chip, (f"a {platform.upper()} module costed on {chip.name} as asked; its numbers "
+                          f"are that chip's, not the machine's that compiled it")
+        return chip, None
+    if platform == "cpu":
+        return get_chip("cpu"), ("a CPU module: costed on the generic CPU entry (a rough figure; "
+                                 "--chip picks another)")
+    if platform == "gpu":
+        return get_chip("h100"), "a GPU module: costed on the H100 entry (--chip h200 or another to change)"
+    return get_chip("v5e"), None

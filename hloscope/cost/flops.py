@@ -109,6 +109,9 @@ NO_FLOP_TARGETS = frozenset({
     "AllocateBuffer", "LayoutConstraint", "annotate_device_placement", "xla.sdy.GlobalToLocalShape",
     "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding", "X64Combine", "X64SplitLow",
     "X64SplitHigh",
+    # TPU markers: the ends of a collective cloned into async collective fusions, and the
+    # bitcast of operands laid out end to end; they compute nothing
+    "AsyncCollectiveStart", "AsyncCollectiveDone", "ConcatBitcast",
 })
 
 

@@ -41,7 +41,7 @@ class Buffer:
     space: int
     defined: int  # schedule step of the defining instruction
     last_use: int
-    kind: str = "temp"  # "argument" | "output" | "temp" | "constant"
+    kind: str = "temp"  # "argument" | "output" | "temp" | "constant" | "in output" (a temp in an output's buffer)
 
 
 @dataclass
@@ -211,6 +211,24 @@ class _Walk:
                     self.buffers[b].last_use = end
                     if self.outer is None and self.buffers[b].kind == "temp":
                         self.buffers[b].kind = "output"
+        if self.outer is None:
+            self.into_outputs()
+
+    def into_outputs(self) -> None:
+        """Temporaries XLA's buffer assignment places in an output's buffer before the output
+        is written: the output allocation is not in the temporaries' heap, and a value that
+        fits in it and ends before the output is defined shares it (largest values first, as
+        XLA assigns them; an fsdp stack's per-layer activations all live in its output)."""
+        outputs = [b for b in self.buffers if b.kind == "output" and b.space == 0 and b.bytes]
+        taken: list[list[tuple[int, int]]] = [[(o.defined, 1 << 62)] for o in outputs]
+        temps = sorted((b for b in self.buffers if b.kind == "temp" and b.space == 0 and b.bytes),
+                       key=lambda b: (-b.bytes, b.defined))
+        for t in temps:
+            for o, busy in zip(outputs, taken):
+                if t.bytes <= o.bytes and all(t.last_use < a or t.defined > z for a, z in busy):
+                    busy.append((t.defined, t.last_use))
+                    t.kind = "in output"
+                    break
 
     def live_per_step(self, space: int) -> list[int]:
         """Bytes of temporaries (of `space`) live at each step, callees' peaks included."""

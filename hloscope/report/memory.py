@@ -22,16 +22,21 @@ def _timeline(points: list[list], width: int = 60) -> str:
     return "".join(_BARS[round(8 * v / top)] for v in cells)
 
 
-def memory_text(records: list[dict], chip: dict) -> str:
+def memory_text(records: list[dict]) -> str:
     out = []
     for r in records:
+        chip = r["chip"]
         order = "its schedule" if r["scheduled"] else "the text's order (not a scheduled module: the peak is indicative)"
         out.append(f"HloModule {r['module']}: static liveness over {order}")
+        if chip.get("note"):
+            out.append(f"  note: {chip['note']}")
         out.append(f"  HBM: arguments {human_bytes(r['argument_bytes'], 2)} + outputs "
                    f"{human_bytes(r['output_bytes'], 2)} - aliased {human_bytes(r['alias_bytes'], 2)} "
                    f"+ peak temporaries {human_bytes(r['temp_peak_bytes'], 2)} = "
                    f"{human_bytes(r['hbm_bytes'], 2)}")
-        if chip.get("hbm_bytes") and not r["scheduled"]:
+        if chip.get("key") == "cpu":
+            pass  # the host's RAM is not a chip's HBM: no fit verdict
+        elif chip.get("hbm_bytes") and not r["scheduled"]:
             out.append(f"  {chip['name']} HBM {human_bytes(chip['hbm_bytes'], 2)}: no verdict before "
                        "scheduling (unfused values all look live); run memory on the after_optimizations dump")
         elif chip.get("hbm_bytes"):

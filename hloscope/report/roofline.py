@@ -10,16 +10,20 @@ def _t(seconds: float) -> str:
     return human_seconds(seconds, 3)
 
 
-def roofline_text(records: list[dict], chip: dict, top: int) -> str:
-    """records: roofline JSON modules ({"name", "totals", "instructions"})."""
+def roofline_text(records: list[dict], top: int) -> str:
+    """records: roofline JSON modules ({"name", "chip", "totals", "instructions", "step"})."""
     out = []
     for r in records:
-        t = r["totals"]
+        t, chip = r["totals"], r["chip"]
         out.append(f"HloModule {r['name']} on {chip['name']} (ridge {chip['ridge']:.0f} FLOPs/byte)")
+        if chip.get("note"):
+            out.append(f"  note: {chip['note']}")
         out.append(f"  total: {t['flops']:.4g} FLOPs, {human_bytes(t['bytes'], 2)} accessed "
                    f"({human_bytes(t['hbm_bytes'], 2)} in HBM), {t['transcendentals']:.4g} transcendentals")
         out.append(f"  time: compute {_t(t['t_compute'])}, memory "
                    f"{_t(t['t_memory'])}, roofline {_t(t['t_roofline'])}")
+        if r.get("step"):
+            out.extend(_step_lines(r["step"]))
         if t["unknown_trip_counts"]:
             out.append(f"  note: loops with unknown trip count (counted once): "
                        f"{', '.join(t['unknown_trip_counts'])}")
@@ -48,3 +52,28 @@ def roofline_text(records: list[dict], chip: dict, top: int) -> str:
         if len(rows) > len(shown_rows):
             out.append(f"  ... {len(rows) - len(shown_rows)} more (--top 0 shows all)")
     return "\n".join(out)
+
+
+def _step_lines(step: dict) -> list[str]:
+    """The step estimate and its collectives (hloscope.sharding.step)."""
+    out = [f"  step (estimate): {_t(step['step_seconds'])} = ops {_t(step['ops_seconds'])} + exposed "
+           f"communication {_t(step['exposed_seconds'])}"
+           + (f"; MFU {step['mfu']:.1%} of {step['peak_flops'] / 1e12:.3g} TFLOP/s" if step["mfu"] else "")]
+    cs = step["collectives"]
+    if not cs:
+        return out
+    overlapped = sum(1 for c in cs if c["hidden_seconds"] > 0)
+    kinds = {}
+    for c in cs:
+        kinds[c["opcode"]] = kinds.get(c["opcode"], 0) + 1
+    out.append(f"  collectives: {len(cs)} logical ({', '.join(f'{n} {k}' for k, n in kinds.items())}), "
+               f"{_t(step['collective_seconds'])} on ICI, {overlapped} overlapped hiding "
+               f"{_t(step['hidden_seconds'])}")
+    for c in sorted(cs, key=lambda c: -c["exposed_seconds"] * c["times"]):
+        how = (f"hidden {_t(c['hidden_seconds'])} by {len(c['overlapped_by'])} op(s)" if c["is_async"]
+               else "sync")
+        times = f" x{c['times']}" if c["times"] > 1 else ""
+        out.append(f"    {c['instruction'][:32]:32} {c['opcode']:16} {c['axis'] or '-'} x{c['group_size']}  "
+                   f"{human_bytes(c['moved_bytes'], 2)} moved  {_t(c['seconds'])}, {how}, "
+                   f"exposed {_t(c['exposed_seconds'])}{times}")
+    return out

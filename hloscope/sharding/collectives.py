@@ -73,6 +73,7 @@ class Collective:
     line: int = 0
     column: int = 0
     clones: list[str] = field(default_factory=list)  # the copies inside fusions, if cloned
+    continuations: list[str] = field(default_factory=list)  # a cloned chain's middle fusions
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -274,10 +275,12 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
         overlap = (0, 0.0)
         is_async = instr.opcode.endswith("-start")
         clones: list[str] = []
+        continuations: list[str] = []
         where, named = comp, instr
         if id(instr) in chains:  # cloned into fusions: the chain is the collective
             where, fusions, cloned = chains[id(instr)]
             named, clones = fusions[0], [c.name for c in cloned]
+            continuations = [f.name for f in fusions[1:-1]]
             is_async = len(fusions) > 1
             done = fusions[-1].name if is_async else None
             overlap = _chain_overlap(where, fusions, model)
@@ -299,7 +302,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             result_bytes=result_bytes, moved_bytes=moved, global_shape=gshape, sources=sources,
             est_seconds=(moved / (2 * chip.ici_bandwidth)) if chip and chip.ici_bandwidth else None,
             overlap_instructions=overlap[0], overlap_flops=overlap[1],
-            line=named.line, column=named.column, clones=clones,
+            line=named.line, column=named.column, clones=clones, continuations=continuations,
         ))
     if not mesh.axes:
         mesh.axes = infer_mesh(devices, factors_seen)

@@ -55,7 +55,8 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
             "achieved_bytes_per_s": cost.padded_bytes / mean if mean else 0.0,
         }
         if chip is not None:
-            bound = max(cost.flops / chip.peak_bf16_flops, cost.hbm_bytes / chip.hbm_bandwidth)
+            peak = chip.peak_flops(instr.shape.element_type if instr.shape.is_array else "bf16")
+            bound = max(cost.flops / peak, cost.hbm_bytes / chip.hbm_bandwidth)
             row["roofline_seconds"] = bound
             row["gap_seconds"] = mean - bound
         rows.append(row)
@@ -73,5 +74,21 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
         "ops": raw_ops(profile),
         "unmatched_events": index.unmatched,
         "unseen_instructions": len(index.unseen),
-        "warnings": index.warnings,
+        "warnings": index.warnings + _beats_bound(rows, chip),
     }
+
+
+# A measured op faster than its bound by more than this means the bound (the chip's numbers,
+# the cost model) or the join (event to instruction) is wrong.
+BEATS_BOUND = 0.10
+
+
+def _beats_bound(rows: list[dict], chip: Chip | None) -> list[str]:
+    fast = [r for r in rows if r.get("roofline_seconds") and r["mean_seconds"] < (1 - BEATS_BOUND) * r["roofline_seconds"]]
+    if not fast:
+        return []
+    worst = min(fast, key=lambda r: r["mean_seconds"] / r["roofline_seconds"])
+    return [f"{len(fast)} op(s) ran more than {BEATS_BOUND:.0%} faster than their static bound on "
+            f"{chip.name} (e.g. %{worst['instruction']}: {worst['mean_seconds'] * 1e6:.1f} us measured, "
+            f"bound {worst['roofline_seconds'] * 1e6:.1f} us): the chip's numbers, the cost model or "
+            f"the join is wrong; --chip names the machine the trace was taken on"]

@@ -1,0 +1,125 @@
+"""Step time: the roofline's time per op, plus the communication compute does not hide.
+
+The model, per device (an SPMD module after partitioning is one device's program):
+- every op that is not a collective takes its roofline time, max(compute, memory), times how
+  often it runs (loop trip counts);
+- every logical collective (an async pair, or a chain of async collective fusions, is one)
+  takes its ICI time from hloscope.sharding.collectives: bytes moved per device over a
+  bidirectional ring on one mesh axis, (n-1)/n of the gathered array for an all-gather, twice
+  that for an all-reduce ("How to Scale Your Model", jax-ml.github.io/scaling-book, part 3:
+  an all-gather costs about V / W_ici, an all-reduce twice as much); a chip with no ICI figure
+  (CPU) falls back to the op's own roofline time;
+- a synchronous collective is exposed whole; an async one is hidden by the compute XLA
+  scheduled between its start and its done (a chain's continuation fusions included), up to
+  that compute's time: exposed = max(0, collective - overlapped compute);
+- step = ops + exposed communication; MFU = the module's FLOPs / (step x the chip's bf16 peak).
+It ignores contention between overlapped compute and collectives for HBM, latency terms and
+multi-axis collectives (each runs on one axis's links), so it is a lower bound of the step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from hloscope.cost.chips import Chip
+from hloscope.cost.roofline import Report, Row
+from hloscope.ir import Module
+from hloscope.sharding.collectives import Collective
+
+
+@dataclass
+class CollectiveTime:
+    instruction: str
+    opcode: str
+    axis: str
+    group_size: int
+    moved_bytes: float
+    is_async: bool
+    seconds: float  # its own time: ICI model, or its roofline time without an ICI figure
+    overlap_seconds: float  # compute scheduled between its start and done
+    hidden_seconds: float
+    exposed_seconds: float
+    times: int = 1  # executions per step (inside loops)
+    overlapped_by: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class StepTime:
+    module: str
+    chip: str
+    ops_seconds: float = 0.0  # every op but the collectives, at its roofline time
+    collective_seconds: float = 0.0
+    hidden_seconds: float = 0.0
+    exposed_seconds: float = 0.0
+    flops: float = 0.0
+    peak_flops: float = 0.0
+    collectives: list[CollectiveTime] = field(default_factory=list)
+
+    @property
+    def step_seconds(self) -> float:
+        return self.ops_seconds + self.exposed_seconds
+
+    @property
+    def mfu(self) -> float | None:
+        step = self.step_seconds
+        return self.flops / (step * self.peak_flops) if step > 0 and self.peak_flops else None
+
+    def to_dict(self) -> dict:
+        out = {k: v for k, v in asdict(self).items() if k != "collectives"}
+        out.update(step_seconds=self.step_seconds, mfu=self.mfu,
+                   collectives=[c.to_dict() for c in self.collectives])
+        return out
+
+
+def step_time(module: Module, chip: Chip, report: Report, collectives: list[Collective]) -> StepTime:
+    """The step estimate from a roofline report and the module's logical collectives."""
+    rows: dict[tuple[str, str], Row] = {(r.computation, r.instruction): r for r in report.rows}
+    times_of = {r.computation: r.times for r in report.rows}
+    own: set[tuple[str, str]] = set()  # rows that are the collectives themselves
+    for c in collectives:
+        own.add((c.computation, c.instruction))
+        if c.done:
+            own.add((c.computation, c.done))
+    out = StepTime(module.name, chip.key, flops=report.totals.flops, peak_flops=chip.peak_flops("bf16"))
+    out.ops_seconds = sum(r.t_bound * r.times for key, r in rows.items() if key not in own)
+    for c in collectives:
+        times = times_of.get(c.computation, 1)
+        mine = [rows[k] for k in ((c.computation, c.instruction), (c.computation, c.done or "")) if k in rows]
+        seconds = c.est_seconds if c.est_seconds is not None else sum(r.t_bound for r in mine)
+        between = _between(module, c, rows, own) if c.is_async and c.done else []
+        overlap = sum(r.t_bound for r in between)
+        hidden = min(seconds, overlap)
+        out.collectives.append(CollectiveTime(
+            instruction=c.instruction, opcode=c.opcode, axis=c.axis, group_size=c.group_size,
+            moved_bytes=c.moved_bytes, is_async=c.is_async, seconds=seconds, overlap_seconds=overlap,
+            hidden_seconds=hidden, exposed_seconds=seconds - hidden, times=times,
+            overlapped_by=[r.instruction for r in between]))
+        out.collective_seconds += seconds * times
+        out.hidden_seconds += hidden * times
+        out.exposed_seconds += (seconds - hidden) * times
+    return out
+
+
+def _between(module: Module, c: Collective, rows: dict, own: set) -> list[Row]:
+    """The rows of the ops scheduled strictly between a collective's start and its done."""
+    comp = module.by_name.get(c.computation)
+    if comp is None:
+        return []
+    names = [i.name for i in comp.instructions]
+    try:
+        a, b = names.index(c.instruction), names.index(c.done)
+    except ValueError:
+        return []
+    return [rows[(comp.name, n)] for n in names[a + 1:b]
+            if (comp.name, n) in rows and (comp.name, n) not in own]
+
+
+def estimate(module: Module, chip: Chip, report: Report) -> StepTime:
+    """step_time with the module's collectives found here (sharding.analyze)."""
+    from hloscope.sharding.collectives import analyze
+
+    _, collectives = analyze(module, chip)
+    return step_time(module, chip, report, collectives)
