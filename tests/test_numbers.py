@@ -3,6 +3,7 @@ a collective whose groups are implicit, the devices a sharding tiles over."""
 
 from __future__ import annotations
 
+import json
 import re
 from math import prod
 
@@ -148,3 +149,129 @@ def test_pallas_matmul_without_cost_estimate_is_costed_from_its_body():
     # without the body, the model says it cannot cost the call (never 0 silently)
     (plain,) = [r for r in roofline(m, get_chip("v5e")).rows if r.instruction == call.name]
     assert plain.unknown_cost and plain.flops == 0
+
+
+# ------------------------------------------------ numbers a seeded bug would change (#19)
+def _layout_cases():
+    data = json.loads((FIXTURES / "layout_sizes.json").read_text())
+    return [(c["topology"], c["shape"], c["bytes"]) for c in data["cases"]]
+
+
+@pytest.mark.parametrize(("topology", "shape", "xla_bytes"), _layout_cases())
+def test_padded_size_equals_libtpu_argument_size(topology, shape, xla_bytes):
+    """libtpu's layout for an argument of each shape, and the bytes it allocates for it
+    (memory_analysis of a real compile): vectors with three tile levels, narrow types."""
+    from hloscope.cost.layout import array_memory
+    from hloscope.parser.attrs import parse_shape
+
+    assert array_memory(parse_shape(shape)).padded_bytes == xla_bytes
+
+
+def test_layout_key_tells_tilings_apart():
+    """Hand-derived: the same dims in the same order under another tiling (or element
+    size) are another physical arrangement; size-1 dims do not count."""
+    from hloscope.parser.attrs import parse_shape
+    from hloscope.rules.helpers import layout_key
+
+    key = lambda text: layout_key(parse_shape(text))  # noqa: E731
+    assert key("f32[8,256]{1,0:T(8,128)}") != key("f32[8,256]{1,0:T(2,128)}")
+    assert key("bf16[16,256]{1,0:T(8,128)(2,1)}") != key("bf16[16,256]{1,0:T(16,128)(2,1)}")
+    assert key("f32[8,256]{1,0:T(8,128)}") != key("f32[8,256]{0,1:T(8,128)}")
+    assert key("f32[8,1,256]{2,1,0:T(8,128)}") == key("f32[8,1,256]{2,0,1:T(8,128)}")
+
+
+@pytest.mark.parametrize(("dims", "perm"), [((2, 3, 4), (1, 2, 0)), ((2, 3, 4), (2, 0, 1)),
+                                            ((4, 2), (1, 0)), ((2, 2, 2, 3), (3, 1, 0, 2))])
+def test_iota_devices_against_numpy(dims, perm):
+    """`<=[dims]T(perm)` is numpy's arange(n).reshape(dims).transpose(perm), flattened;
+    perms that are not their own inverse tell a transposition from its inverse."""
+    import numpy as np
+
+    from hloscope.ir.values import iota_devices
+
+    assert iota_devices(dims, perm) == np.arange(prod(dims)).reshape(dims).transpose(perm).ravel().tolist()
+    n = prod(dims)
+    groups = 2 if n % 2 == 0 else 1
+    iota = f"[{groups},{n // groups}]<=[{','.join(map(str, dims))}]T({','.join(map(str, perm))})"
+    (m,) = parse(f"""HloModule iota_groups
+
+add {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}}
+
+ENTRY main {{
+  p = f32[8] parameter(0)
+  ROOT ar = f32[8] all-reduce(p), replica_groups={iota}, to_apply=add
+}}
+""")
+    groups_read = [list(g) for g in m.entry.root.attr("replica_groups").groups]
+    want = np.arange(n).reshape(dims).transpose(perm).reshape(groups, n // groups).tolist()
+    assert groups_read == want
+
+
+_CONVOLUTIONS = {  # name -> (function, lhs shape, rhs shape); NHWC x HWIO
+    "asymmetric_low_padding": (dict(window_strides=(1, 1), padding=((2, 0), (0, 3))), (2, 9, 9, 8), (3, 3, 8, 16), 1),
+    "strided_low_padding": (dict(window_strides=(2, 2), padding=((3, 0), (2, 1))), (1, 11, 10, 4), (4, 3, 4, 8), 1),
+    "grouped_4": (dict(window_strides=(1, 1), padding="SAME"), (2, 8, 8, 16), (3, 3, 4, 32), 4),
+    "depthwise": (dict(window_strides=(1, 1), padding=((1, 1), (0, 2))), (1, 7, 7, 8), (3, 3, 1, 8), 8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CONVOLUTIONS))
+def test_convolution_flops_equal_xla_cost_analysis(name):
+    """Padded (low padding matters) and grouped convolutions compiled on the CPU here:
+    the cost model's FLOPs of the compiled text equal XLA's cost_analysis()."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    kwargs, lhs, rhs, groups = _CONVOLUTIONS[name]
+
+    def conv(a, k):
+        return lax.conv_general_dilated(a, k, dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                        feature_group_count=groups, **kwargs)
+
+    compiled = jax.jit(conv).lower(jnp.ones(lhs), jnp.ones(rhs)).compile()
+    xla = compiled.cost_analysis()
+    xla = xla[0] if isinstance(xla, list) else xla
+    (m,) = parse(compiled.as_text())
+    assert any(i.opcode == "convolution" for i in m.instructions())
+    assert CostModel(m).module_cost().flops == xla["flops"]
+
+
+@pytest.mark.parametrize(("shape", "nbytes"), [
+    # each 1x128 tile is padded to 2x128 by the (2,1) level: 3 tiles x 256 x 2 B
+    ("bf16[3,5]{1,0:T(1,128)(2,1)}", 1536),
+    # [3,5] -> 2x1 tiles of (2,128); (4,1) pads each to (4,128): 2 x 512 x 1 B
+    ("s8[3,5]{1,0:T(2,128)(4,1)}", 1024),
+    # a level that divides what it tiles adds nothing: 8x128 per tile, 2 B
+    ("bf16[3,5]{1,0:T(8,128)(2,1)}", 2048),
+])
+def test_inner_tile_levels_pad_what_they_tile(shape, nbytes):
+    """Hand-derived from XLA's tiled-layout document (each tile level applies to the minor
+    dims of the shape the previous levels made). libtpu never picks the first two layouts (it
+    rejects them as arguments), so they are checked here rather than against a compile."""
+    from hloscope.cost.layout import array_memory
+    from hloscope.parser.attrs import parse_shape
+
+    assert array_memory(parse_shape(shape)).padded_bytes == nbytes
+
+
+def test_every_seeded_bug_of_bench_mutants_still_applies():
+    """bench/mutants.py seeds each bug by replacing a piece of source text; if the code
+    moves, the mutant must move with it (else the script would report it 'not applied')."""
+    import importlib.util
+    import sys
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("bench_mutants", ROOT / "bench" / "mutants.py")
+    mutants = importlib.util.module_from_spec(spec)
+    sys.modules["bench_mutants"] = mutants  # (dataclasses look their module up there)
+    spec.loader.exec_module(mutants)
+    assert len(mutants.MUTANTS) >= 13
+    for m in mutants.MUTANTS:
+        assert (ROOT / m.file).read_text().count(m.original) == 1, m.name
+        assert all((ROOT / t.split("::")[0]).is_file() for t in m.tests), m.name

@@ -208,3 +208,47 @@ def test_real_tpu_op_stats_are_tabulated_per_hlo_op():
     assert ops["dynamic-update-slice.33"]["count"] == 512
     assert ops["dynamic-update-slice.33"]["total_seconds"] == pytest.approx(0.20004287218)
     assert len(ops) > 300
+
+
+# -------------------------------------------- synthetic traces with known answers (#19)
+# Hand-written minimal module (labelled as such): two ops a profile can show.
+_TWO_OPS = """HloModule two_ops, is_scheduled=true
+
+ENTRY main {
+  p = f32[256] parameter(0)
+  a = f32[256] exponential(p)
+  ROOT b = f32[256] negate(a)
+}
+"""
+
+
+def _index(events):
+    from hloscope.parser import parse
+    from hloscope.trace.load import OpEvent, Profile
+
+    modules = parse(_TWO_OPS)
+    prof = Profile("synthetic", events=[OpEvent(m, op, dev, start, dur, run_id=run)
+                                        for m, op, dev, start, dur, run in events])
+    return join(prof, modules)
+
+
+def test_join_keeps_other_modules_events_apart():
+    index = _index([("two_ops", "a", "d0", 0, 10, 0), ("two_ops", "b", "d0", 10, 5, 0),
+                    ("other", "a", "d0", 20, 100, 0), ("other", "b", "d0", 120, 100, 0)])
+    assert index.stats[("two_ops", "a")].total_ns == 10 and index.stats[("two_ops", "b")].count == 1
+    assert {(u["module"], u["hlo_op"], u["reason"]) for u in index.unmatched} == {
+        ("other", "a", "module not loaded"), ("other", "b", "module not loaded")}
+
+
+def test_overlapping_ops_are_busy_once():
+    """Two ops overlapping by 5 ns on one device: busy 15 ns of a 15 ns step, not 20."""
+    index = _index([("two_ops", "a", "d0", 0, 10, 0), ("two_ops", "b", "d0", 5, 10, 0)])
+    assert (index.steps, index.step_ns, index.busy_ns) == (1, 15, 15)
+    assert index.idle_fraction == 0
+
+
+def test_the_step_is_taken_on_the_busiest_device():
+    """d0 is busy 10 ns of [0,10]; d1 runs two 2 ns ops 20 ns apart: the step is d0's."""
+    index = _index([("two_ops", "a", "d0", 0, 10, 0), ("two_ops", "a", "d1", 0, 2, 0),
+                    ("two_ops", "b", "d1", 18, 2, 0)])
+    assert (index.step_ns, index.busy_ns) == (10, 10)

@@ -79,6 +79,23 @@ def _tile(dims: list[int], tile: tuple[int, ...]) -> list[int]:
     return dims
 
 
+def _tiled_shape(dims: list[int], tiles: tuple[tuple[int, ...], ...]) -> list[int]:
+    """The shape XLA lays out after each tile level in turn: a tile t over the minor dims
+    of the current shape s (s grown to t's rank with leading 1s) makes it
+    s[:-r] + ceil(s[-r:] / t) + t. Each level tiles the whole previous result, tile-count
+    dims included: bf16[5]{0:T(256)(128)(2,1)} is [256] -> [1,256] -> [1,2,128] -> (2,1)
+    over [2,128], no padding: 512 bytes, as libtpu allocates it (fixtures/layout_sizes.json).
+    A '*' (combine) tile dim keeps its dim whole."""
+    shape = list(dims)
+    for tile in tiles:
+        shape = [1] * max(0, len(tile) - len(shape)) + shape
+        minor = shape[len(shape) - len(tile):]
+        counts = [1 if t == COMBINE_DIM else -(-d // t) for d, t in zip(minor, tile)]
+        sizes = [d if t == COMBINE_DIM else t for d, t in zip(minor, tile)]
+        shape = shape[: len(shape) - len(tile)] + counts + sizes
+    return shape
+
+
 @lru_cache(maxsize=16384)
 def array_memory(shape: Shape) -> ArrayMemory:
     """Padded dims and bytes of an array shape (tuples: use `memory_leaves`)."""
@@ -88,16 +105,8 @@ def array_memory(shape: Shape) -> ArrayMemory:
     tiles = shape.layout.tiles if shape.layout is not None else ()
     bits = shape.element_bits
     logical_bytes = (prod(dims) * bits + 7) // 8
-    padded = list(dims)
-    num, den = 1, 1  # growth of each tile from padding by the inner tile levels (exact)
-    if tiles:
-        padded = _tile(padded, tiles[0])
-        prev = tiles[0]
-        for tile in tiles[1:]:
-            num *= prod(_tile([d if d != COMBINE_DIM else 1 for d in prev], tile))
-            den *= prod(d for d in prev if d != COMBINE_DIM)
-            prev = tile
-    padded_elems = prod(padded) * num // max(den, 1)
+    padded = _tile(list(dims), tiles[0]) if tiles else list(dims)
+    padded_elems = prod(_tiled_shape(dims, tiles))
     space = shape.layout.memory_space if shape.layout is not None else 0
     return ArrayMemory(
         shape=shape.text(),
