@@ -252,3 +252,17 @@ def test_the_step_is_taken_on_the_busiest_device():
     index = _index([("two_ops", "a", "d0", 0, 10, 0), ("two_ops", "a", "d1", 0, 2, 0),
                     ("two_ops", "b", "d1", 18, 2, 0)])
     assert (index.step_ns, index.busy_ns) == (10, 10)
+
+
+@pytest.mark.parametrize(("event", "name"), [
+    # the text of a real v6e capture's XLA Ops event, as quoted in issue #23
+    ('%matmul_optimized.1 = f32[2048,2048]{1,0:T(8,128)} custom-call(f32[2048,1024]{1,0:T(8,128)} %x.1, '
+     'f32[1024,2048]{1,0:T(8,128)} %y.1), custom_call_target="tpu_custom_call"', "matmul_optimized.1"),
+    ("ROOT %fusion.3 = bf16[8]{0} fusion(%p), kind=kLoop", "fusion.3"),
+    ("fusion.3", "fusion.3"),  # CPU/GPU events name the instruction alone
+    ("copy-start.2", "copy-start.2"),
+])
+def test_xla_ops_events_named_by_instruction_text(event, name):
+    from hloscope.trace.load import instruction_name
+
+    assert instruction_name(event) == name

@@ -19,6 +19,14 @@ DEFAULT_MAX_BYTES = 2 << 30  # decompressed input we accept
 DEFAULT_MAX_EVENTS = 50_000_000
 TRACE_EVENT_CAP = 1_000_000  # jax's trace.json.gz stops at this many events
 _MODULE_SUFFIX = re.compile(r"\(\d+\)$")
+# A TPU "XLA Ops" event is named by its instruction's full text: `%name = shape opcode(...), ...`
+_INSTRUCTION_TEXT = re.compile(r"\s*(?:ROOT\s+)?%?([^\s=%]+)\s+=\s")
+
+
+def instruction_name(event_name: str) -> str:
+    """The instruction an XLA Ops event names: its name, or the name in its full text."""
+    m = _INSTRUCTION_TEXT.match(event_name)
+    return m.group(1) if m else event_name
 
 
 class TraceError(ValueError):
@@ -146,7 +154,7 @@ def _load_xplane(p: Path, max_bytes: int, max_events: int) -> Profile:
             xla_ops = line.name == "XLA Ops"
             for ev in line.events:
                 st = dict(ev.stats)
-                op = st.get("hlo_op") or (ev.name if xla_ops else None)
+                op = st.get("hlo_op") or (instruction_name(ev.name) if xla_ops else None)
                 if not op:
                     continue
                 module = st.get("hlo_module") or _enclosing(modules, ev.start_ns) or ""
