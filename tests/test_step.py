@@ -149,3 +149,17 @@ def test_measured_time_beating_the_bound_warns():
     (warning,) = [w for w in wrong["warnings"] if "faster than their static bound" in w]
     fast = [r for r in wrong["instructions"] if r["mean_seconds"] < 0.9 * r["roofline_seconds"]]
     assert warning.startswith(f"{len(fast)} op(s) ran more than 10% faster") and fast
+
+
+def test_profile_bound_is_the_roofline_bound():
+    """The profile's 'roofline' column is the roofline command's bound of the same op."""
+    from hloscope.trace import join, load_profile
+    from hloscope.trace.report import profile_report
+
+    base = FIXTURES / "rules" / "T001" / "matmul_cpu"
+    prof, modules = load_profile(base.with_suffix(".trace.json.gz")), load(base.with_suffix(".hlo.txt"))
+    report = profile_report(prof, join(prof, modules), modules, V5P)
+    bounds = {r.instruction: r.t_bound for r in roofline(modules[0], V5P).rows}
+    assert report["instructions"]
+    for row in report["instructions"]:
+        assert row["roofline_seconds"] == pytest.approx(bounds[row["instruction"]])

@@ -155,16 +155,6 @@ def chip(name: str):
         fail(f"error: {e.args[0]}")
 
 
-def module_chip(module, name: str | None):
-    """(chip, note): the chip a module is costed on (cost.chips.chip_for), and why it was
-    chosen when the module's platform and the chip differ."""
-    from hloscope.cost.chips import chip_for
-
-    if name:
-        chip(name)  # an unknown name: the usage error
-    return chip_for(module, name)
-
-
 def emit_json(payload: object) -> None:
     json.dump(payload, sys.stdout, indent=1)
     sys.stdout.write("\n")

@@ -17,7 +17,6 @@ from hloscope.cli.common import (
     fail,
     guard,
     load_file,
-    module_chip,
     use_cache,
 )
 
@@ -97,11 +96,12 @@ def _xla_reports(module_file: Path, given: list[Path] | None):
 
 
 def _records(modules: list, reports, chip_name: str | None) -> list[dict]:
+    from hloscope.cost.chips import chip_for
     from hloscope.cost.liveness import memory as peak
 
     out = []
     for m in modules:
-        spec, note = module_chip(m, chip_name)
+        spec, note = chip_for(m, chip_name)
         out.append(dict(peak(m).to_dict(), chip={"key": spec.key, "name": spec.name,
                                                   "hbm_bytes": spec.hbm_bytes, "note": note}))
     if reports is not None and len(out) == 1:

@@ -15,7 +15,6 @@ from hloscope.cli.common import (
     analyse,
     chip,
     emit,
-    module_chip,
 )
 
 
@@ -40,6 +39,7 @@ def roofline(
         chip(chip_name)
 
     def run(modules: list) -> None:
+        from hloscope.cost.chips import chip_for
         from hloscope.cost.roofline import roofline as build
         from hloscope.mlir.cost import body_costs
         from hloscope.report.roofline import roofline_text
@@ -47,7 +47,7 @@ def roofline(
 
         records = []
         for m in modules:
-            spec, note = module_chip(m, chip_name)
+            spec, note = chip_for(m, chip_name)
             report = build(m, spec, trip_counts=not no_trip_counts, kernel_costs=body_costs(m))
             records.append(dict(report.to_dict(), step=estimate(m, spec, report).to_dict(),
                                 chip={"key": spec.key, "name": spec.name, "ridge": spec.ridge, "note": note}))

@@ -112,10 +112,7 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=
             if instr.opcode in FREE or instr.opcode in ("while", "call", "conditional"):
                 continue
             c = model.cost(instr)
-            peak = chip.peak_flops(_matmul_dtype(model, instr))
-            t_compute = c.flops / peak if peak else 0.0
-            # on-chip (VMEM) operands cost no HBM traffic
-            t_memory = c.hbm_bytes / chip.hbm_bandwidth
+            t_compute, t_memory = op_times(model, chip, instr, c)
             cycles = _estimated_cycles(instr)
             src = source_of(instr, module)
             report.rows.append(Row(
@@ -132,6 +129,15 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=
                 cost_source=_cost_source(model, instr),
             ))
     return report
+
+
+def op_times(model: CostModel, chip: Chip, instr: Instruction, cost: Cost | None = None) -> tuple[float, float]:
+    """(compute, memory) seconds of one op on a chip: its FLOPs at the peak of the type
+    feeding its matmul (its own type otherwise), its HBM bytes at HBM bandwidth (on-chip VMEM
+    operands cost no HBM traffic)."""
+    c = cost if cost is not None else model.cost(instr)
+    peak = chip.peak_flops(_matmul_dtype(model, instr))
+    return (c.flops / peak if peak else 0.0), c.hbm_bytes / chip.hbm_bandwidth
 
 
 def _cost_source(model: CostModel, instr: Instruction) -> str:

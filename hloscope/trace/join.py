@@ -72,20 +72,7 @@ class TraceIndex:
 
 def executed(module: Module) -> list[Instruction]:
     """Instructions that run as kernels: top level of the entry and of loop/call bodies."""
-    out: list[Instruction] = []
-    seen: set[str] = set()
-    stack = [module.entry.name] if module.entry else []
-    while stack:
-        name = stack.pop()
-        if name in seen or name not in module.by_name:
-            continue
-        seen.add(name)
-        for instr in module[name].instructions:
-            if instr.opcode in ("while", "call", "conditional"):
-                stack.extend(instr.called_computations)
-            if instr.opcode not in _NOT_KERNELS:
-                out.append(instr)
-    return out
+    return [i for instrs in executed_ops(module).values() for i in instrs]
 
 
 def join(profile: Profile, modules: list[Module]) -> TraceIndex:
@@ -174,7 +161,7 @@ def executed_ops(module: Module) -> dict[str, list[Instruction]]:
                     if callee is not None and name not in seen:
                         seen.add(name)
                         todo.append(callee)
-            elif i.opcode not in FREE and i.opcode != "parameter":
+            elif i.opcode not in FREE:
                 ops.append(i)
     return out
 

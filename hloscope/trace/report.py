@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from hloscope.cost.chips import Chip, get_chip
 from hloscope.cost.ops import CostModel
+from hloscope.cost.roofline import op_times
 from hloscope.ir import Module
 from hloscope.trace.join import TraceIndex
 from hloscope.trace.load import Profile
@@ -38,12 +39,11 @@ def raw_ops(profile: Profile) -> list[dict]:
 def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
                    chip: Chip | None) -> dict:
     models = {m.name: CostModel(m) for m in modules}
-    by_name = {m.name: m for m in modules}
+    instructions = {m.name: {i.name: i for i in m.instructions()} for m in modules}
     rows = []
     categories: dict[str, float] = defaultdict(float)
     for (mod, name), s in sorted(index.stats.items(), key=lambda kv: -kv[1].total_ns):
-        module = by_name[mod]
-        instr = next(i for i in module.instructions() if i.name == name)
+        instr = instructions[mod][name]
         cost = models[mod].cost(instr)
         mean = s.mean_ns * 1e-9
         row = {
@@ -55,8 +55,7 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
             "achieved_bytes_per_s": cost.padded_bytes / mean if mean else 0.0,
         }
         if chip is not None:
-            peak = chip.peak_flops(instr.shape.element_type if instr.shape.is_array else "bf16")
-            bound = max(cost.flops / peak, cost.hbm_bytes / chip.hbm_bandwidth)
+            bound = max(op_times(models[mod], chip, instr, cost))
             row["roofline_seconds"] = bound
             row["gap_seconds"] = mean - bound
         rows.append(row)
