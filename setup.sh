@@ -1,15 +1,21 @@
 #!/bin/sh
-# Set up hloscope on a fresh machine: Graphviz's `dot` (for `hloscope graph`) and the
-# package with its test dependencies. Safe to run again.
+# Set up hloscope on a fresh machine: Graphviz's `dot` (for `hloscope graph` and the
+# report's graphs), Chromium (the browser tests of `hloscope report`) and the package with
+# its test dependencies. Safe to run again.
 set -e
 cd "$(dirname "$0")"
-if ! command -v dot >/dev/null 2>&1; then
+missing=""
+command -v dot >/dev/null 2>&1 || missing="$missing graphviz"
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+if [ -n "$missing" ]; then
   if command -v apt-get >/dev/null 2>&1; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq graphviz >/dev/null
+    # shellcheck disable=SC2086
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq $missing >/dev/null
   else
-    echo "warning: Graphviz (dot) not found and no apt-get; 'hloscope graph' will write .dot files" >&2
+    echo "warning:$missing not found and no apt-get; 'hloscope graph' writes .dot files and" \
+         "the browser tests are skipped" >&2
   fi
 fi
 python3 -m pip install -q -e '.[test]'

@@ -28,7 +28,7 @@ LAYERS = [
     {"sharding", "mlir", "trace", "stats"},
     {"rules"},
     {"report", "render", "lint"},
-    {"api"},
+    {"api", "html", "explorer"},
     {"cli", "__main__"},
 ]
 

@@ -15,6 +15,7 @@ from hloscope.cli import (
     memory,
     parse,
     profile,
+    report,
     roofline,
     rules,
     shape,
@@ -65,5 +66,6 @@ app.command()(kernel.kernel)
 app.command()(profile.profile)
 app.command()(graph.graph)
 app.command()(lint.lint)
+app.command()(report.report)
 app.command("rules")(rules.list_rules)
 app.command("rule")(rules.show_rule)

@@ -1,0 +1,59 @@
+"""Files (or dump directories) and an optional profile -> one HTML report: lint every file
+as `hloscope lint` does (a file that fails is listed as an error, the others go on), then
+gather each readable module's sections and render the page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Built:
+    html: str
+    pages: list = field(default_factory=list)
+    errors: list = field(default_factory=list)  # report.common.FileError
+
+
+def build_report(paths: list[Path], chip: str | None = None, trace: Path | None = None,
+                 allow_mismatch: bool = False, select: list[str] | None = None,
+                 progress: Callable[[str], None] | None = None) -> Built:
+    """The report of every module in `paths`; raises hloscope.lint.LintError on a usage
+    error (unknown chip or rule, unreadable or mismatched profile)."""
+    from hloscope.html.collect import collect
+    from hloscope.html.page import render_page
+    from hloscope.lint import LintOptions, lint_files
+    from hloscope.parser import load
+
+    opts = LintOptions(select=select, chip=chip, trace=trace, allow_mismatch=allow_mismatch)
+    report = lint_files(paths, opts)
+    failed = {e.file for e in report.errors}
+    profile = None
+    if trace is not None:
+        from hloscope.trace import load_profile
+
+        profile = load_profile(trace)
+    pages, errors = [], list(report.errors)
+    for path in report.files:
+        if path in failed:
+            continue
+        if progress:
+            progress(path)
+        modules = load(Path(path))
+        index = None
+        if profile is not None:
+            from hloscope.trace import join
+
+            index = join(profile, modules)
+        for m in modules:
+            pages.append(collect(m, path, [f for f in report.findings if f.file == path],
+                                 chip, trace=index, lint_notes=_notes(report.notes, index)))
+    title = ", ".join(p.name for p in pages[:3]) + (f" and {len(pages) - 3} more" if len(pages) > 3 else "")
+    html = render_page(pages, title or "no module", [e.render() for e in errors],
+                       trace=str(trace) if trace else None)
+    return Built(html, pages, errors)
+
+
+def _notes(notes: list[str], index) -> list[str]:
+    return [n for n in notes if n.startswith("trace:") or index is None or "trace" not in n]
