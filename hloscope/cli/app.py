@@ -9,6 +9,7 @@ import typer
 
 from hloscope._version import __version__
 from hloscope.cli import (
+    explorer,
     graph,
     kernel,
     lint,
@@ -67,5 +68,6 @@ app.command()(profile.profile)
 app.command()(graph.graph)
 app.command()(lint.lint)
 app.command()(report.report)
+app.command()(explorer.explorer)
 app.command("rules")(rules.list_rules)
 app.command("rule")(rules.show_rule)
