@@ -135,3 +135,53 @@ def test_other_formats(tmp_path, suffix):
     out = tmp_path / f"g{suffix}"
     res = runner.invoke(app, ["graph", str(FIXTURES / "cpu" / "mlp_cpu.hlo.txt"), "-o", str(out)])
     assert res.exit_code == 0 and out.stat().st_size > 100
+
+
+BIG = FIXTURES / "tpu" / "llm_v5p_big.hlo.txt"  # 27k instructions: too big to draw whole
+
+
+def test_big_module_without_around_draws_its_costliest_ops(tmp_path):
+    from hloscope.cost.chips import get_chip
+    from hloscope.cost.roofline import roofline
+
+    out = tmp_path / "big.svg"
+    res = runner.invoke(app, ["graph", str(BIG), "--chip", "v5p", "--max-nodes", "120", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    (m,) = load(BIG)
+    drawn = {t.split("/", 1)[1] for t in svg_groups(out)["node"] if "/" in t}
+    assert 60 <= len(drawn) <= 120
+    rows = [r for r in roofline(m, get_chip("v5p")).rows if r.computation == m.entry.name]
+    ranked = sorted(rows, key=lambda r: -r.t_bound * r.times)
+    top = [r.instruction for r in ranked[:20]]
+    assert set(top) <= drawn  # the costliest ops, not the first (parameters) in text order
+    params = [i.name for i in m.entry.instructions if i.opcode == "parameter"]
+    assert not set(params[:50]) <= drawn
+    cheapest_drawn = min(r.t_bound * r.times for r in rows if r.instruction in drawn and r.t_bound)
+    assert cheapest_drawn <= ranked[19].t_bound * ranked[19].times
+
+
+def test_labels_show_relayouts_padding_and_the_fused_root(tmp_path):
+    """Real TPU compiles: a transpose written out in another dimension order (H002's
+    positive fixture), a lane-narrow kernel operand padded to 128 lanes (H003's), and
+    fusions of the v5p transformer whose root is a convolution."""
+    def dot_of(path):
+        (m,) = load(path)
+        return m, render_graph(m, GraphOptions()).source
+
+    m, src = dot_of(FIXTURES / "rules" / "H002" / "transpose_out_v5e.hlo.txt")
+    assert re.search(r"layout \{1,0\}\u2192\{0,1\}|layout \{0,1\}\u2192\{1,0\}", src)
+    m, src = dot_of(FIXTURES / "rules" / "H003" / "narrow_kernel_operand_v5e.hlo.txt")
+    from hloscope.cost.layout import logical_bytes, padded_bytes
+
+    padded = [i for c in m.computations for i in c.instructions
+              if padded_bytes(i.shape) and i.opcode not in ("parameter", "constant", "tuple",
+                                                            "get-tuple-element", "bitcast")
+              and 1 - logical_bytes(i.shape) / padded_bytes(i.shape) >= 0.05
+              and c.name == m.entry.name]
+    assert padded
+    for i in padded:
+        share = 1 - logical_bytes(i.shape) / padded_bytes(i.shape)
+        assert f"padding {share:.0%}" in src
+    m, src = dot_of(FIXTURES / "tpu" / "transformer_v5p.hlo.txt")
+    assert "root: convolution" in src
+    assert re.search(r'label="\[1\] 4\.0 MiB"', src)  # a tuple edge names the element used

@@ -23,7 +23,9 @@ def graph(
     chip_name: Annotated[str | None, typer.Option("--chip", "-c", help="Chip for the lint findings shown.")] = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
-    """Draw a computation or an instruction's neighbourhood with Graphviz.
+    """Draw a computation or an instruction's neighbourhood with Graphviz. A computation
+    with more than --max-nodes instructions is drawn as its costliest region: the ops with
+    the most time (measured with --trace, else roofline) and their operands and users.
 
     Examples:
 
@@ -42,10 +44,14 @@ def graph(
         opts = GraphOptions(computation=computation, around=around, depth=depth,
                             expand_fusions=expand_fusions, max_nodes=max_nodes)
         if findings or trace is not None:
-            from hloscope.lint import LintError, LintOptions, lint_files
+            from hloscope import cache
+            from hloscope.lint import LintError, LintOptions, lint_files, lint_modules
 
             try:
-                report = lint_files([file], LintOptions(chip=chip_name, trace=trace))
+                if trace is None and not cache.is_enabled():  # the module at hand: no second parse
+                    report = lint_modules(modules, LintOptions(chip=chip_name))
+                else:  # (cached findings, or the trace's checks as lint makes them)
+                    report = lint_files([file], LintOptions(chip=chip_name, trace=trace))
             except LintError as e:
                 fail(f"error: {e}")
             opts.findings = report.findings if findings else []
@@ -58,6 +64,9 @@ def graph(
             from hloscope.report.kernels import kernel_tooltips
 
             opts.kernels = kernel_tooltips(kernels(module))
+        if around is None:
+            opts.costs, opts.cost_source = _cached_costs(file, module, computation, max_nodes,
+                                                         chip_name, opts.trace)
         try:
             g = render_graph(module, opts)
         except KeyError as e:
@@ -65,6 +74,45 @@ def graph(
         _write(g, output, suffix)
 
     analyse(file, no_cache, run)
+
+
+def _cached_costs(file: Path, module, computation: str | None, max_nodes: int,
+                  chip_name: str | None, trace) -> tuple[dict[str, float], str]:
+    """_costs, kept in the cache of parsed modules when it is on (static costs only)."""
+    from hloscope import cache
+
+    if trace is not None or not cache.is_enabled():
+        return _costs(module, computation, max_nodes, chip_name, trace)
+    k = cache.key(file.read_bytes(), f"graph-costs:{module.name}:{computation}:{max_nodes}:{chip_name}")
+    hit = cache.get("graph-costs", k)
+    if hit is None:
+        hit = _costs(module, computation, max_nodes, chip_name, trace)
+        cache.put("graph-costs", k, hit)
+    return hit
+
+
+def _costs(module, computation: str | None, max_nodes: int, chip_name: str | None,
+           trace) -> tuple[dict[str, float], str]:
+    """Seconds per instruction of the computation drawn, when it is too big to draw whole:
+    measured (a trace) or its roofline time; the drawing then shows the costliest region."""
+    comp = module.by_name.get(computation) if computation else module.entry
+    if comp is None or len(comp.instructions) <= max_nodes:
+        return {}, "static"
+    if trace is not None:
+        measured = {name: s.total_ns * 1e-9 for (mod, name), s in trace.stats.items()
+                    if mod == module.name and name in comp}
+        if measured:
+            return measured, "measured"
+    from hloscope.cost.chips import chip_for
+    from hloscope.cost.flops import FREE
+    from hloscope.cost.ops import CostModel
+    from hloscope.cost.roofline import op_times
+    from hloscope.mlir.cost import body_costs
+
+    spec, _ = chip_for(module, chip_name)
+    model = CostModel(module, kernel_costs=body_costs(module))
+    return {i.name: max(op_times(model, spec, i)) for i in comp.instructions
+            if i.opcode not in FREE}, "static"
 
 
 def _write(g, output: Path, suffix: str) -> None:

@@ -42,6 +42,8 @@ class GraphOptions:
     findings: list = field(default_factory=list)  # hloscope.rules.base.Finding
     trace: object = None  # hloscope.trace.TraceIndex
     kernels: dict = field(default_factory=dict)  # instruction name -> tooltip text
+    costs: dict = field(default_factory=dict)  # instruction name -> seconds (static or measured)
+    cost_source: str = "static"  # what `costs` are: "static" (roofline) or "measured"
 
 
 def short_shape(instr: Instruction) -> str:
@@ -95,10 +97,22 @@ class _Builder:
     def label(self, instr: Instruction) -> str:
         parts = [f"%{instr.name}", instr.opcode, short_shape(instr)]
         if instr.opcode == "fusion" and not self.opts.expand_fusions:
+            root = self._fused_root(instr)
+            if root is not None and root.opcode not in _QUIET:
+                parts.append(f"root: {root.opcode}")
             ops = Counter(i.opcode for i in self._fused_ops(instr) if i.opcode not in _QUIET)
             if ops:
                 parts.append("fuses: " + ", ".join(f"{op}" + (f" x{n}" if n > 1 else "")
                                                    for op, n in ops.most_common(4)))
+        change = layout_change(instr, self.module)
+        if change:
+            parts.append(f"layout {change}")
+        waste = padding_waste(instr)
+        if waste >= 0.05:
+            parts.append(f"padding {waste:.0%}")
+        cost = self.opts.costs.get(instr.name)
+        if cost and self._stats(instr) is None:
+            parts.append(f"{cost * 1e6:.1f} us {self.opts.cost_source}")
         if instr.opcode == "custom-call":
             parts.append(str(instr.attr("custom_call_target", "")))
         codes = self.findings.get((instr.computation, instr.name), [])
@@ -119,6 +133,18 @@ class _Builder:
                 else:
                     out.append(inner)
         return out
+
+    def _fused_root(self, instr: Instruction) -> Instruction | None:
+        """The op a fusion computes last (through nested fusions): what it is."""
+        for _ in range(8):
+            callee = self.module.by_name.get(instr.called_computations[0]) \
+                if instr.called_computations else None
+            if callee is None or callee.root is None:
+                return None
+            instr = callee.root
+            if instr.opcode != "fusion":
+                return instr
+        return None
 
     def _stats(self, instr: Instruction):
         t = self.opts.trace
@@ -153,8 +179,12 @@ class _Builder:
                     continue
                 src = comp[operand]
                 nbytes = src.shape.logical_bytes
-                attrs = {"label": f"{index}: {human_bytes(nbytes)}" if len(instr.operands) > 1
-                         else human_bytes(nbytes)}
+                label = human_bytes(nbytes)
+                if src.shape.is_tuple and instr.opcode == "get-tuple-element":
+                    element = instr.attr("index", None)
+                    if isinstance(element, int) and element < len(src.shape.elements):
+                        label = f"[{element}] {human_bytes(src.shape.elements[element].logical_bytes)}"
+                attrs = {"label": f"{index}: {label}" if len(instr.operands) > 1 else label}
                 if category(instr, self.module) == "collective" or category(src, self.module) == "collective":
                     attrs.update(color="#e6550d", penwidth="2", style="bold")
                 g.edge(self.node_id(comp.name, operand), self.node_id(comp.name, instr.name), **attrs)
@@ -198,12 +228,68 @@ class _Builder:
         return self.g
 
 
-def neighbourhood(comp: Computation, center: str, depth: int) -> list[str]:
-    """Instructions within `depth` operand/user steps of `center`, nearest first."""
+def layout_change(instr: Instruction, module: Module) -> str:
+    """`{1,0}->{0,1}` when the op's result lies in memory in another dimension order than
+    its first operand (same dims; for a transpose, its dims mapped back to the operand's):
+    a copy, transpose or fusion that moves data to relayout it."""
+    if instr.opcode in _QUIET or instr.shape.is_tuple or not instr.operands:
+        return ""
+    out = instr.shape.layout
+    comp = module.by_name.get(instr.computation)
+    src = comp.by_name.get(instr.operands[0]) if comp is not None else None
+    if out is None or src is None or src.shape.is_tuple or src.shape.layout is None:
+        return ""
+    a, b = src.shape.layout.minor_to_major, out.minor_to_major
+    if instr.opcode == "transpose":  # in the operand's dimension numbers: what moves in memory
+        perm = instr.attr("dimensions", None)
+        if not isinstance(perm, (list, tuple)) or len(perm) != len(b):
+            return ""
+        b = tuple(perm[d] for d in b)
+    elif src.shape.dims != instr.shape.dims:
+        return ""
+    if a == b or len(a) != len(b) or len(a) < 2:
+        return ""
+    fmt = lambda m: "{" + ",".join(str(d) for d in m) + "}"  # noqa: E731
+    return f"{fmt(a)}\u2192{fmt(b)}"
+
+
+def padding_waste(instr: Instruction) -> float:
+    """Share of the result's padded bytes that is padding (0 without tiled layouts)."""
+    from hloscope.cost.layout import logical_bytes, padded_bytes
+
+    if instr.opcode in _QUIET:
+        return 0.0
+    padded = padded_bytes(instr.shape)
+    return (padded - logical_bytes(instr.shape)) / padded if padded else 0.0
+
+
+def costliest_region(comp: Computation, costs: dict[str, float], max_nodes: int) -> list[str]:
+    """The costliest ops of a computation and their operands and users, costliest first,
+    until max_nodes are taken: the region worth looking at in a module too big to draw."""
+    ranked = sorted((n for n in costs if n in comp), key=lambda n: -costs[n])
+    taken: dict[str, None] = {}
+    users = users_of(comp)
+    for name in ranked:
+        if len(taken) >= max_nodes:
+            break
+        for n in neighbourhood(comp, name, 1, users):
+            if len(taken) < max_nodes:
+                taken.setdefault(n)
+    return list(taken)
+
+
+def users_of(comp: Computation) -> dict[str, list[str]]:
     users: dict[str, list[str]] = {}
     for instr in comp.instructions:
         for o in instr.operands:
             users.setdefault(o, []).append(instr.name)
+    return users
+
+
+def neighbourhood(comp: Computation, center: str, depth: int,
+                  users: dict[str, list[str]] | None = None) -> list[str]:
+    """Instructions within `depth` operand/user steps of `center`, nearest first."""
+    users = users if users is not None else users_of(comp)
     order: list[str] = []
     seen = {center: 0}
     queue = deque([center])
@@ -245,6 +331,16 @@ def render_graph(module: Module, opts: GraphOptions | None = None) -> graphviz.D
     comp_name = opts.computation or (module.entry.name if module.entry else None)
     if comp_name not in module.by_name:
         raise KeyError(f"no computation named {comp_name}")
+    comp = module[comp_name]
+    if len(comp.instructions) > opts.max_nodes and opts.costs:
+        keep = costliest_region(comp, opts.costs, opts.max_nodes)
+        b.g.attr(label=f"{module.name}: {comp_name}, its costliest region ({len(keep)} of "
+                 f"{len(comp.instructions)} instructions: the ops with the most "
+                 f"{opts.cost_source} time and their neighbours)", labelloc="t")
+        b.elided = len(comp.instructions) - len(keep)
+        b.g.attr(pack="true", packmode="array_u6")  # separate pieces in rows, not one wide line
+        b.add_computation(b.g, comp, set(keep), depth=3)
+        return b.finish()
     b.g.attr(label=f"{module.name}: {comp_name}", labelloc="t")
-    b.add_computation(b.g, module[comp_name])
+    b.add_computation(b.g, comp)
     return b.finish()
