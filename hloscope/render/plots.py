@@ -83,8 +83,9 @@ def roofline_svg(points: list[Point], peak_flops: float, bandwidth: float, chip:
                    f'y2="{H - B}" stroke="#d62728" stroke-dasharray="4 3"/>'
                    f'<text x="{px(ridge) + 4:.1f}" y="{H - B - 6}" class="note">ridge {ridge:.0f} '
                    f'FLOP/B</text>')
-    out.append(f'<text x="{W - R - 4}" y="{py(peak_flops) - 6:.1f}" text-anchor="end" '
-               f'class="note">peak {_si(peak_flops, "FLOP/s")}, {_si(bandwidth, "B/s")}</text>')
+    # top left lies above the roof, where no op can be: the label never covers a point
+    out.append(f'<text x="{L + 6}" y="{T + 14}" class="note">roof: peak {_si(peak_flops, "FLOP/s")}, '
+               f'HBM {_si(bandwidth, "B/s")}</text>')
     biggest = max((p.seconds for p in pts), default=0.0) or 1.0
     for p in sorted(pts, key=lambda p: -p.seconds):  # small points drawn last, on top
         r = 2.5 + 9 * math.sqrt(p.seconds / biggest)
