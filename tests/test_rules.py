@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import FIXTURES
 
@@ -30,8 +32,8 @@ def chip_of(case) -> str | None:
 
 
 def trace_of(case):
-    """The profile beside a rule fixture, if any (<case>.trace.json[.gz])."""
-    for suffix in (".trace.json.gz", ".trace.json"):
+    """The profile beside a rule fixture, if any (<case>.trace.json[.gz] or .xplane.pb)."""
+    for suffix in (".trace.json.gz", ".trace.json", ".xplane.pb"):
         candidate = case.with_name(case.name.replace(".hlo.txt", suffix))
         if candidate.exists():
             return candidate
@@ -83,6 +85,18 @@ def test_rule_fixtures_are_labelled_real_compiler_output():
         trace = trace_of(case)
         if trace is not None and trace.suffix == ".json":  # hand-written traces say so inside
             assert json.loads(trace.read_text())["hloscope_note"].startswith("HAND-WRITTEN")
+        if trace is not None and trace.name.endswith(".xplane.pb"):
+            # synthetic TPU-structured captures: exactly what the labelled writer makes
+            from tpu_captures import RULE_CAPTURES, rule_capture
+
+            key = f"{case.parent.name}/{case.name.removesuffix('.hlo.txt')}"
+            assert key in RULE_CAPTURES, key
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as d:
+                fresh = Path(d) / "c.xplane.pb"
+                rule_capture(key, fresh)
+                assert fresh.read_bytes() == trace.read_bytes(), f"{trace} differs from its writer"
 
 
 def test_lint_all_fixtures_in_one_call():

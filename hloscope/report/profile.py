@@ -26,6 +26,12 @@ def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int
             out.append(f"  {r['instruction'][:34]:34} {r['category'][:20]:20} {r['count']:6} "
                        f"{_t(r['total_seconds']):>11} {_t(r['mean_seconds']):>11} "
                        f"{r['share'] * 100:5.1f}% {roof:>11}")
+        devices = sorted({d for r in report["instructions"] for d in r.get("devices", {})})
+        if len(devices) > 1:
+            out.append("  per device: " + ", ".join(
+                f"{d} {_t(sum(r['devices'].get(d, {}).get('total_seconds', 0.0) for r in report['instructions']))}"
+                for d in devices))
+        out.extend(kernel_lines(report.get("kernels", [])))
         out.append(f"  unmatched events: {sum(u['count'] for u in report['unmatched_events'])} "
                    f"({len(report['unmatched_events'])} ops); executed instructions never seen: "
                    f"{report['unseen_instructions']}")
@@ -36,3 +42,22 @@ def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int
             out.append(f"  {r['module'][:24]:24} {r['hlo_op'][:40]:40} {r['count']:7} "
                        f"{_t(r['total_seconds']):>11}")
     return "\n".join(out)
+
+
+def kernel_lines(kernels: list[dict]) -> list[str]:
+    """The kernel view: TraceMe regions by kind, counter averages, LLO bundles."""
+    out = []
+    for k in kernels:
+        head = f"  kernel %{k['instruction']}: {k['runs']} run(s), {_t(k['seconds'])}"
+        if k["kinds"]:
+            head += "; " + ", ".join(f"{kind} {share:.0%}" for kind, share in
+                                     sorted(k["shares"].items(), key=lambda kv: -kv[1]))
+        if k["bundles"]:
+            head += f"; {k['bundles']} LLO bundles"
+        out.append(head)
+        if k["counters"]:
+            out.append("    utilization over its runs: " + ", ".join(
+                f"{name} {value:.1f}%" for name, value in k["counters"].items()))
+        for r in k["regions"][:8]:
+            out.append(f"    {r['name'][:32]:32} {r['kind']:9} x{r['count']:<5} {_t(r['seconds']):>11}")
+    return out

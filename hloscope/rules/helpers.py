@@ -156,6 +156,14 @@ class TraceRule(ModuleRule):
             if s is not None:
                 yield instr, s
 
+    def kernel_views(self, ctx: RuleContext) -> Iterator[tuple]:
+        """(instruction, KernelView) for this module's measured TPU kernels (custom calls)."""
+        views = getattr(ctx.trace, "kernels", {})
+        for instr in ctx.module.instructions():
+            view = views.get((ctx.module.name, instr.name))
+            if view is not None and view.runs:
+                yield instr, view
+
 
 __all__ = ["DEFAULT_SCOPED_VMEM", "sharding_annotation", "KernelRule", "TraceRule", "collective_instruction",
            "contains_matmul", "copy_io", "human_bytes", "human_seconds", "ici_time",

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from hloscope.cost.category import category
 from hloscope.cost.flops import FREE
 from hloscope.ir import Instruction, Module
-from hloscope.trace.load import Profile
+from hloscope.trace.events import Profile, union_length
+from hloscope.trace.kernels import KernelView, kernel_views
 
 _NOT_KERNELS = FREE | {"while", "call", "conditional"}
 
@@ -32,7 +33,9 @@ class InstructionStats:
     max_ns: float = 0.0
     first_ns: float = float("inf")
     last_ns: float = 0.0
-    devices: dict[str, int] = field(default_factory=dict)
+    devices: dict[str, int] = field(default_factory=dict)  # plane (or line) -> events
+    device_ns: dict[str, float] = field(default_factory=dict)  # plane (or line) -> time
+    async_count: int = 0  # events on an async line (overlap, not busy time)
 
     @property
     def mean_ns(self) -> float:
@@ -46,6 +49,7 @@ class InstructionStats:
         self.first_ns = min(self.first_ns, start)
         self.last_ns = max(self.last_ns, start + duration)
         self.devices[device] = self.devices.get(device, 0) + 1
+        self.device_ns[device] = self.device_ns.get(device, 0.0) + duration
 
 
 @dataclass
@@ -58,6 +62,7 @@ class TraceIndex:
     busy_ns: float = 0.0  # device time covered by ops, summed over steps (busiest device)
     device_kind: str | None = None
     warnings: list[str] = field(default_factory=list)
+    kernels: dict[tuple[str, str], KernelView] = field(default_factory=dict)  # TPU kernel views
 
     def get(self, instr: Instruction, module: Module) -> InstructionStats | None:
         return self.stats.get((module.name, instr.name))
@@ -94,7 +99,10 @@ def join(profile: Profile, modules: list[Module]) -> TraceIndex:
             s = index.stats[key] = InstructionStats(
                 ev.module, instr.name, instr.computation, instr.opcode,
                 category(instr, by_module[ev.module]))
-        s.add(ev.start_ns, ev.duration_ns, ev.device)
+        s.add(ev.start_ns, ev.duration_ns, ev.plane or ev.device)
+        if ev.is_async:
+            s.async_count += 1
+            continue  # it overlaps the ops that run meanwhile: not busy time of its own
         run = (ev.device, ev.run_id if ev.run_id is not None else 0)
         span = runs.setdefault(run, [ev.start_ns, ev.start_ns + ev.duration_ns, 0.0, []])
         span[0] = min(span[0], ev.start_ns)
@@ -110,29 +118,23 @@ def join(profile: Profile, modules: list[Module]) -> TraceIndex:
     # Steps: one per run id; a step lasts from its first op to its last on the busiest device.
     per_run: dict[object, tuple[float, float]] = {}
     for (device, run), (start, end, _, intervals) in runs.items():
-        busy = _union(intervals)
+        busy = union_length(intervals)
         prev = per_run.get(run)
         if prev is None or busy > prev[1]:
             per_run[run] = (end - start, busy)
     index.steps = len(per_run)
     index.step_ns = sum(span for span, _ in per_run.values())
     index.busy_ns = sum(busy for _, busy in per_run.values())
+    kernels = {(m.name, i.name) for m in modules for i in m.instructions()
+               if i.opcode == "custom-call" and (m.name, i.name) in index.stats
+               and i.attr("custom_call_target", "") == "tpu_custom_call"}
+    index.kernels = kernel_views(profile, kernels)
     seen = set(index.stats)
     for m in modules:
         if any(k[0] == m.name for k in seen):
             index.unseen.extend((m.name, i.computation, i.name) for i in executed(m)
                                 if (m.name, i.name) not in seen)
     return index
-
-
-def _union(intervals: list[tuple[float, float]]) -> float:
-    total, end = 0.0, float("-inf")
-    for a, b in sorted(intervals):
-        if b <= end:
-            continue
-        total += b - max(a, end)
-        end = b
-    return total
 
 
 class TraceMismatch(ValueError):

@@ -11,54 +11,20 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from hloscope.trace.events import (
+    MODULE_SUFFIX,
+    OpEvent,
+    Profile,
+    TraceError,
+    as_int,
+    instruction_name,
+)
 
 DEFAULT_MAX_BYTES = 2 << 30  # decompressed input we accept
 DEFAULT_MAX_EVENTS = 50_000_000
 TRACE_EVENT_CAP = 1_000_000  # jax's trace.json.gz stops at this many events
-_MODULE_SUFFIX = re.compile(r"\(\d+\)$")
-# A TPU "XLA Ops" event is named by its instruction's full text: `%name = shape opcode(...), ...`
-_INSTRUCTION_TEXT = re.compile(r"\s*(?:ROOT\s+)?%?([^\s=%]+)\s+=\s")
-
-
-def instruction_name(event_name: str) -> str:
-    """The instruction an XLA Ops event names: its name, or the name in its full text."""
-    m = _INSTRUCTION_TEXT.match(event_name)
-    return m.group(1) if m else event_name
-
-
-class TraceError(ValueError):
-    """A profile that cannot be read; the message says why (exit code 2)."""
-
-    def __init__(self, message: str, path: str = "") -> None:
-        super().__init__(message)
-        self.path = path
-
-    def __str__(self) -> str:
-        return f"{self.path}: error: {self.args[0]}" if self.path else self.args[0]
-
-
-@dataclass(frozen=True)
-class OpEvent:
-    module: str
-    hlo_op: str
-    device: str  # plane/line (or pid/tid) the event ran on
-    start_ns: float
-    duration_ns: float
-    program_id: int | None = None
-    run_id: int | None = None
-
-
-@dataclass
-class Profile:
-    path: str
-    events: list[OpEvent] = field(default_factory=list)
-    # pre-aggregated per-op stats (XProf hlo_stats tables): (module, op) -> (count, total_ns)
-    aggregated: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
-    device_kind: str | None = None
-    warnings: list[str] = field(default_factory=list)
 
 
 def _read(path: Path, max_bytes: int) -> bytes:
@@ -96,7 +62,9 @@ def load_profile(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES,
         return _load_dir(p, max_bytes, max_events)
     name = p.name
     if name.endswith(".xplane.pb"):
-        return _load_xplane(p, max_bytes, max_events)
+        from hloscope.trace.xplane import load_xplane
+
+        return load_xplane(p, _read(p, max_bytes), max_events)
     if name.endswith((".json", ".json.gz")):
         data = _read(p, max_bytes)
         try:
@@ -121,72 +89,12 @@ def _load_dir(p: Path, max_bytes: int, max_events: int) -> Profile:
         prof = load_profile(f, max_bytes, max_events)
         merged.events.extend(prof.events)
         merged.warnings.extend(prof.warnings)
+        merged.regions.extend(prof.regions)
+        merged.counters.extend(prof.counters)
+        merged.bundles.extend(prof.bundles)
+        merged.programs.update(prof.programs)
         merged.device_kind = merged.device_kind or prof.device_kind
     return merged
-
-
-def _load_xplane(p: Path, max_bytes: int, max_events: int) -> Profile:
-    data = _read(p, max_bytes)
-    bad = data.count(b"\xef\xbf\xbd")
-    if bad > 100 and bad * 3 > len(data) // 20:
-        raise TraceError(f"not a binary XSpace: {bad} U+FFFD sequences show the file was "
-                         "passed through a text conversion that replaced its non-UTF-8 bytes; "
-                         "the original bytes are lost", str(p))
-    try:
-        from jax.profiler import ProfileData
-
-        pd = ProfileData.from_serialized_xspace(data)
-    except Exception as e:  # noqa: BLE001 - the C++ parser says only that it failed
-        raise TraceError(f"not a valid XSpace protobuf, truncated or corrupt ({e})", str(p)) from None
-    prof = Profile(str(p))
-    count = 0
-    for plane in pd.planes:
-        stats = dict(plane.stats)
-        kind = stats.get("device_type_string") or stats.get("device_kind") or stats.get("chip")
-        if kind and prof.device_kind is None:
-            prof.device_kind = str(kind)
-        if plane.name.startswith("/host:CPU") and prof.device_kind is None and "cpu" in plane.name.lower():
-            prof.device_kind = "cpu"
-        lines = list(plane.lines)
-        modules = _module_spans(lines)
-        for line in lines:
-            device = f"{plane.name}/{line.name}"
-            xla_ops = line.name == "XLA Ops"
-            for ev in line.events:
-                st = dict(ev.stats)
-                op = st.get("hlo_op") or (instruction_name(ev.name) if xla_ops else None)
-                if not op:
-                    continue
-                module = st.get("hlo_module") or _enclosing(modules, ev.start_ns) or ""
-                count += 1
-                if count > max_events:
-                    raise TraceError(f"more than {max_events} op events (--max-events)", str(p))
-                prof.events.append(OpEvent(
-                    module=_MODULE_SUFFIX.sub("", str(module)), hlo_op=str(op), device=device,
-                    start_ns=float(ev.start_ns), duration_ns=float(ev.duration_ns),
-                    program_id=_int(st.get("program_id")), run_id=_int(st.get("run_id"))))
-    return prof
-
-
-def _module_spans(lines) -> list[tuple[float, float, str]]:
-    for line in lines:
-        if line.name == "XLA Modules":
-            return [(e.start_ns, e.start_ns + e.duration_ns, e.name) for e in line.events]
-    return []
-
-
-def _enclosing(spans: list[tuple[float, float, str]], t: float) -> str | None:
-    for start, end, name in spans:
-        if start <= t <= end:
-            return name
-    return None
-
-
-def _int(v) -> int | None:
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return None
 
 
 def _load_trace_json(p: Path, doc, max_events: int) -> Profile:
@@ -211,10 +119,10 @@ def _load_trace_json(p: Path, doc, max_events: int) -> Profile:
         if not op:
             continue
         prof.events.append(OpEvent(
-            module=_MODULE_SUFFIX.sub("", str(args.get("hlo_module", ""))), hlo_op=str(op),
+            module=MODULE_SUFFIX.sub("", str(args.get("hlo_module", ""))), hlo_op=str(op),
             device=f"{names.get(ev.get('pid'), ev.get('pid'))}/{ev.get('tid')}",
             start_ns=float(ev.get("ts", 0)) * 1e3, duration_ns=float(ev.get("dur", 0)) * 1e3,
-            program_id=_int(args.get("program_id")), run_id=_int(args.get("run_id"))))
+            program_id=as_int(args.get("program_id")), run_id=as_int(args.get("run_id"))))
     if any("TPU" in str(n) for n in names.values()):
         prof.device_kind = next(str(n) for n in names.values() if "TPU" in str(n))
     elif names:
@@ -236,3 +144,6 @@ def _load_hlo_stats(p: Path, doc: dict) -> Profile:
         prev = prof.aggregated.get((module, op), (0, 0.0))
         prof.aggregated[(module, op)] = (prev[0] + count, prev[1] + total_us * 1e3)
     return prof
+
+
+__all__ = ["OpEvent", "Profile", "TraceError", "instruction_name", "load_profile"]

@@ -38,7 +38,10 @@ def raw_ops(profile: Profile) -> list[dict]:
 
 def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
                    chip: Chip | None) -> dict:
-    models = {m.name: CostModel(m) for m in modules}
+    from hloscope.mlir.cost import body_costs
+
+    # kernels without a cost_estimate are costed from their bodies (XProf reports 0 FLOPs)
+    models = {m.name: CostModel(m, kernel_costs=body_costs(m)) for m in modules}
     instructions = {m.name: {i.name: i for i in m.instructions()} for m in modules}
     rows = []
     categories: dict[str, float] = defaultdict(float)
@@ -53,6 +56,9 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
             "share": index.share(s), "flops": cost.flops, "bytes": cost.padded_bytes,
             "achieved_flops_per_s": cost.flops / mean if mean else 0.0,
             "achieved_bytes_per_s": cost.padded_bytes / mean if mean else 0.0,
+            "devices": {d: {"count": n, "total_seconds": s.device_ns.get(d, 0.0) * 1e-9}
+                        for d, n in sorted(s.devices.items())},
+            "async_count": s.async_count,
         }
         if chip is not None:
             bound = max(op_times(models[mod], chip, instr, cost))
@@ -73,6 +79,8 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
         "ops": raw_ops(profile),
         "unmatched_events": index.unmatched,
         "unseen_instructions": len(index.unseen),
+        "kernels": [v.to_dict() for v in index.kernels.values()],
+        "programs": {str(k): v for k, v in sorted(profile.programs.items())},
         "warnings": index.warnings + _beats_bound(rows, chip),
     }
 

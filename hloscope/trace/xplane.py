@@ -1,0 +1,128 @@
+"""Read an XSpace (`*.xplane.pb`) through jax's ProfileData.
+
+Op events are those carrying `hlo_op` (and `hlo_module`) stats — the CPU thunk executor and
+GPU kernel lines — or sitting on a TPU `XLA Ops` line (named by the instruction's full text;
+no hlo_op stat), whose module, program id and run id come from the enclosing `XLA Modules`
+event (`jit_matmul(17342868964687645945)`: module name and program id). `Async XLA Ops`
+events are kept as async (overlap, not busy time). From TPU planes also: `XLA TraceMe`
+regions (kernel-internal: `ep_wait_in`, `ep_copy_in`, `ep_run_kernel`, ...), `_counters_`
+samples (`MXU`, `Vector ALU`, ... with a `% util` stat) and `Tensor Core` LLO bundles.
+"""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+
+from hloscope.trace.events import (
+    MODULE_SUFFIX,
+    OpEvent,
+    Profile,
+    Span,
+    TraceError,
+    as_int,
+    instruction_name,
+)
+
+OP_LINES = {"XLA Ops": False, "Async XLA Ops": True}  # line name -> async
+REGION_LINE, COUNTER_LINE, BUNDLE_LINE, MODULE_LINE = "XLA TraceMe", "_counters_", "Tensor Core", "XLA Modules"
+
+
+class _Modules:
+    """The `XLA Modules` events of a plane, to find the one enclosing a time."""
+
+    def __init__(self, lines) -> None:
+        spans = []
+        for line in lines:
+            if line.name == MODULE_LINE:
+                for e in line.events:
+                    st = dict(e.stats)
+                    program = as_int(st.get("program_id"))
+                    suffix = MODULE_SUFFIX.search(e.name)
+                    if program is None and suffix:
+                        program = as_int(suffix.group(0)[1:-1])
+                    spans.append((e.start_ns, e.start_ns + e.duration_ns,
+                                  MODULE_SUFFIX.sub("", e.name), program, as_int(st.get("run_id"))))
+        spans.sort()
+        self.spans = spans
+        self.starts = [s[0] for s in spans]
+
+    def at(self, t: float) -> tuple[str, int | None, int | None] | None:
+        """(module, program id, run id) of the module event running at t (they do not
+        overlap on one plane), or None."""
+        k = bisect.bisect_right(self.starts, t) - 1
+        if k < 0 or self.spans[k][1] < t:
+            return None
+        return self.spans[k][2:]
+
+
+def _util(stats: dict) -> float:
+    for key, v in stats.items():
+        if "util" in str(key).lower():
+            try:
+                return float(v)
+            except (TypeError, ValueError):
+                return 0.0
+    return 0.0
+
+
+def load_xplane(p: Path, data: bytes, max_events: int) -> Profile:
+    bad = data.count(b"\xef\xbf\xbd")
+    if bad > 100 and bad * 3 > len(data) // 20:
+        raise TraceError(f"not a binary XSpace: {bad} U+FFFD sequences show the file was "
+                         "passed through a text conversion that replaced its non-UTF-8 bytes; "
+                         "the original bytes are lost", str(p))
+    try:
+        from jax.profiler import ProfileData
+
+        pd = ProfileData.from_serialized_xspace(data)
+    except Exception as e:  # noqa: BLE001 - the C++ parser says only that it failed
+        raise TraceError(f"not a valid XSpace protobuf, truncated or corrupt ({e})", str(p)) from None
+    prof = Profile(str(p))
+    count = 0
+    for plane in pd.planes:
+        stats = dict(plane.stats)
+        kind = stats.get("device_type_string") or stats.get("device_kind") or stats.get("chip")
+        if kind and prof.device_kind is None:
+            prof.device_kind = str(kind)
+        if plane.name.startswith("/host:CPU") and prof.device_kind is None and "cpu" in plane.name.lower():
+            prof.device_kind = "cpu"
+        lines = list(plane.lines)
+        modules = _Modules(lines)
+        for _, _, name, program, _ in modules.spans:
+            if program is not None:
+                prof.programs.setdefault(program, name)
+        for line in lines:
+            if line.name in (REGION_LINE, COUNTER_LINE, BUNDLE_LINE):
+                _spans(prof, plane.name, line)
+                continue
+            device = f"{plane.name}/{line.name}"
+            is_async = OP_LINES.get(line.name)
+            for ev in line.events:
+                st = dict(ev.stats)
+                op = st.get("hlo_op") or (instruction_name(ev.name) if is_async is not None else None)
+                if not op:
+                    continue
+                enclosing = modules.at(ev.start_ns)
+                module, program, run = enclosing if enclosing else ("", None, None)
+                count += 1
+                if count > max_events:
+                    raise TraceError(f"more than {max_events} op events (--max-events)", str(p))
+                prof.events.append(OpEvent(
+                    module=MODULE_SUFFIX.sub("", str(st.get("hlo_module") or module)), hlo_op=str(op),
+                    device=device, start_ns=float(ev.start_ns), duration_ns=float(ev.duration_ns),
+                    program_id=as_int(st.get("program_id")) or program,
+                    run_id=as_int(st.get("run_id")) if st.get("run_id") is not None else run,
+                    plane=plane.name, is_async=bool(is_async)))
+    return prof
+
+
+def _spans(prof: Profile, plane: str, line) -> None:
+    for ev in line.events:
+        span = Span(plane, ev.name, float(ev.start_ns), float(ev.duration_ns))
+        if line.name == REGION_LINE:
+            prof.regions.append(span)
+        elif line.name == COUNTER_LINE:
+            prof.counters.append(Span(plane, ev.name, span.start_ns, span.duration_ns, _util(dict(ev.stats))))
+        else:
+            prof.bundles.append(Span(plane, ev.name, span.start_ns, span.duration_ns, 1.0))
