@@ -72,11 +72,12 @@ def _kernel_inside(plane, lines, k: Kernel, start: int) -> None:
 
 
 def write_capture(path: Path, device: int, programs: list[Program], steps: int,
-                  gap_us: float = 5.0, host: str = "synthetic-tpu-host") -> dict:
+                  gap_us: float = 5.0, host: str = "synthetic-tpu-host",
+                  device_kind: str = "TPU v5 lite") -> dict:
     """One host's XSpace with one TPU plane running each program `steps` times; returns
     what was written per (module, op): runs and total microseconds."""
     space = XSpace(hostnames=[host])
-    plane = space.plane(f"/device:TPU:{device}", {"device_type_string": "TPU v6 lite"})
+    plane = space.plane(f"/device:TPU:{device}", {"device_type_string": device_kind})
     lines = {"modules": plane.line("XLA Modules"), "ops": plane.line("XLA Ops"),
              "async": plane.line("Async XLA Ops"), "trace": plane.line("XLA TraceMe"),
              "tc": plane.line("Tensor Core"), "counters": plane.line("_counters_")}

@@ -194,7 +194,11 @@ def collect(module: Module, file: str, findings: list, chip_name: str | None,
     if any(i.opcode == "custom-call" for i in module.instructions()):
         from hloscope.mlir.kernels import kernels
 
-        page.kernels = [k.to_dict(with_mlir=False) for k in kernels(module)
-                        if k.target == "tpu_custom_call" or k.summary is not None]
+        views = getattr(trace, "kernels", {}) if trace is not None else {}
+        for k in kernels(module):
+            if k.target == "tpu_custom_call" or k.summary is not None:
+                view = views.get((module.name, k.instruction.name))
+                page.kernels.append(dict(k.to_dict(with_mlir=False),
+                                         measured=view.to_dict() if view is not None else None))
     _graphs(page, module, mine, page.groups)
     return page

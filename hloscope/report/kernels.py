@@ -7,7 +7,8 @@ import json
 from hloscope.units import human_bytes
 
 
-def kernels_text(found: list, mlir: bool) -> str:
+def kernels_text(found: list, mlir: bool, views: dict | None = None) -> str:
+    """`views`: measured kernel views by instruction name (kernel --trace), else None."""
     if not found:
         return "no custom calls"
     out = []
@@ -35,6 +36,13 @@ def kernels_text(found: list, mlir: bool) -> str:
         if k.body is not None and k.body.config:
             shown = {key: v for key, v in k.body.config.items() if v not in ([], {}, None, "")}
             out.append(f"  config: {json.dumps(shown)}")
+        if views is not None:
+            from hloscope.report.profile import kernel_lines
+
+            view = views.get(i.name)
+            out.extend(["  measured:" + line[len("  kernel"):] if line.startswith("  kernel ") else line
+                        for line in kernel_lines([view.to_dict()])] if view is not None
+                       else ["  measured: not in the trace"])
         if mlir and k.body is not None and k.body.text:
             out.append(k.body.text.rstrip("\n"))
         out.append("")
