@@ -67,7 +67,7 @@ def build_rules(opts: LintOptions) -> list[Rule]:
     return out
 
 
-DUMP_PATTERNS = ("*after_optimizations.txt", "*.hlo.txt", "*.hlo")
+DUMP_PATTERNS = ("*after_optimizations.txt", "*.hlo.txt", "*.hlo")  # outside --xla_dump_to folders
 # A worker process costs ~0.3 s to start (interpreter, imports); below this much HLO in
 # total the serial run is faster than any pool (measured by bench/run.py).
 PARALLEL_MIN_BYTES = 16 << 20
@@ -90,11 +90,16 @@ def auto_jobs(paths: list[str | Path]) -> int:
 
 
 def expand(paths: list[str | Path], pattern: str | None = None,
-           empty: list[FileError] | None = None) -> list[Path]:
-    """Files to lint: files as given; directories searched recursively for `pattern`
-    (default: XLA's *after_optimizations.txt dumps, *.hlo.txt and *.hlo), buffer-assignment
-    dumps left out. A folder with none is an error entry in
-    `empty` when given (the other inputs go on), else a LintError."""
+           empty: list[FileError] | None = None, stage: str | None = None,
+           notes: list[str] | None = None) -> list[Path]:
+    """Files to lint: files as given; in a directory, each --xla_dump_to folder in it gives
+    one file per module, its text at `stage` (default after_optimizations; pass dumps and
+    XLA's reports are not modules), and other files are searched recursively for `pattern`
+    (default: *.hlo.txt and *.hlo). A folder with none is an error entry in `empty` when
+    given (the other inputs go on), else a LintError; a dumped module without that stage's
+    text is a line in `notes`."""
+    from hloscope.dumpdir import is_dump_dir, module_files
+
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
@@ -102,8 +107,18 @@ def expand(paths: list[str | Path], pattern: str | None = None,
             out.append(p)
             continue
         patterns = [pattern] if pattern else list(DUMP_PATTERNS)
-        found = sorted({f for pat in patterns for f in p.rglob(pat)
-                        if f.is_file() and "buffer-assignment" not in f.name})
+        dumps = [] if pattern else [d for d in (p, *sorted(x for x in p.rglob("*") if x.is_dir()))
+                                    if is_dump_dir(d)]
+        found_set: set[Path] = set()
+        for d in dumps:
+            files, missing = module_files(d, stage or "after_optimizations")
+            found_set.update(files)
+            if notes is not None:
+                notes.extend(missing)
+        inside = set(dumps)
+        found_set.update(f for pat in patterns for f in p.rglob(pat)
+                         if f.is_file() and "buffer-assignment" not in f.name and f.parent not in inside)
+        found = sorted(found_set)
         if not found:
             message = f"no files matching {' or '.join(patterns)}"
             if empty is None:
@@ -232,7 +247,8 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
     from hloscope import cache
 
     missing: list[FileError] = []
-    files = expand(paths, empty=missing)
+    expand_notes: list[str] = []
+    files = expand(paths, empty=missing, stage=opts.stage, notes=expand_notes)
     rules = build_rules(opts)  # validates the selection and options up front
     _chip(opts)
     results: list[FileResult] = []
@@ -261,7 +277,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
     errors = missing + [r.error for r in results if r.error is not None]
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: (-f.sort_cost, f.file, f.line, f.column, f.code))
-    notes = list(dict.fromkeys(n for r in results for n in r.notes))
+    notes = list(dict.fromkeys([*expand_notes, *(n for r in results for n in r.notes)]))
     baselined = 0
     if opts.baseline is not None:
         from hloscope.rules.baseline import apply_baseline, read_baseline

@@ -15,6 +15,7 @@ from hloscope.cli import (
     lint,
     memory,
     parse,
+    passes,
     profile,
     report,
     roofline,
@@ -68,6 +69,7 @@ app.command()(profile.profile)
 app.command()(graph.graph)
 app.command()(lint.lint)
 app.command()(report.report)
+app.command()(passes.passes)
 app.command()(explorer.explorer)
 app.command("rules")(rules.list_rules)
 app.command("rule")(rules.show_rule)

@@ -14,6 +14,7 @@ from hloscope.cli.common import (
     NoCacheOpt,
     StrictOpt,
     emit,
+    fail,
     fail_located,
     guard,
     load_file,
@@ -52,6 +53,9 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
     """
     use_cache(no_cache)
     every = per_computation or format == Format.json  # JSON always carries the list
+    if file.is_dir():
+        _stats_of_folder(file, format, strict, per_computation, every)
+        return
     # without the cache, a large module is counted on two cores (hloscope.stats.halves);
     # with it, the parsed module is kept for the next run instead
     halves = no_cache and not strict and jobs != 1
@@ -70,3 +74,28 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
              lambda: stats_text(records, per_computation))
 
     guard(run)
+
+
+def _stats_of_folder(folder: Path, format: Format, strict: bool, per_computation: bool,
+                     every: bool) -> None:
+    """Every module of a folder (an --xla_dump_to folder: each module's after_optimizations
+    text); a file that fails is reported where it is and the others are counted."""
+    from hloscope.lint import LintError, expand
+    from hloscope.report.stats import stats_text
+    from hloscope.stats import stats as module_stats
+
+    try:
+        files = expand([folder])
+    except LintError as e:
+        fail(f"error: {e}")
+    records, failed = [], False
+    for f in files:
+        try:
+            modules = load_file(f, strict)
+        except typer.Exit:  # its located error is printed; the other files go on
+            failed = True
+            continue
+        records.extend(dict(module_stats(m, every).to_dict(), file=str(f)) for m in modules)
+    emit(format, lambda: {"version": 1, "modules": records}, lambda: stats_text(records, per_computation))
+    if failed:
+        raise typer.Exit(2)
