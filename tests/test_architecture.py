@@ -28,7 +28,7 @@ LAYERS = [
     {"sharding", "mlir", "trace", "stats"},
     {"rules"},
     {"report", "render", "lint"},
-    {"api", "html", "explorer"},
+    {"api", "html", "explorer", "diff"},
     {"cli", "__main__"},
 ]
 

@@ -9,6 +9,7 @@ import typer
 
 from hloscope._version import __version__
 from hloscope.cli import (
+    diff,
     explorer,
     graph,
     kernel,
@@ -70,6 +71,7 @@ app.command()(graph.graph)
 app.command()(lint.lint)
 app.command()(report.report)
 app.command()(passes.passes)
+app.command()(diff.diff)
 app.command()(explorer.explorer)
 app.command("rules")(rules.list_rules)
 app.command("rule")(rules.show_rule)
