@@ -72,7 +72,7 @@ MUTANTS = [
            "instr = next((n[ev.hlo_op] for n in names.values() if ev.hlo_op in n), None)",
            ("tests/test_trace.py", "tests/test_numbers.py")),
     Mutant("trace-overlap-double-count", "hloscope/trace/join.py",
-           "busy = _union(intervals)", "busy = sum(b - a for a, b in intervals)",
+           "busy = union_length(intervals)", "busy = sum(b - a for a, b in intervals)",
            ("tests/test_trace.py", "tests/test_numbers.py")),
     Mutant("trace-busiest-device", "hloscope/trace/join.py",
            "if prev is None or busy > prev[1]:", "if prev is None or busy < prev[1]:",
