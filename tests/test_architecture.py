@@ -28,7 +28,7 @@ LAYERS = [
     {"sharding", "mlir", "trace", "stats"},
     {"rules"},
     {"report", "render", "lint"},
-    {"api", "html", "explorer", "diff"},
+    {"api", "html", "explorer", "diff", "compile"},
     {"cli", "__main__"},
 ]
 

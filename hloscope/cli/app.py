@@ -9,6 +9,7 @@ import typer
 
 from hloscope._version import __version__
 from hloscope.cli import (
+    compile,
     diff,
     explorer,
     graph,
@@ -72,6 +73,7 @@ app.command()(lint.lint)
 app.command()(report.report)
 app.command()(passes.passes)
 app.command()(diff.diff)
+app.command("compile")(compile.compile)
 app.command()(explorer.explorer)
 app.command("rules")(rules.list_rules)
 app.command("rule")(rules.show_rule)

@@ -1,0 +1,70 @@
+"""`hloscope compile`: a real deviceless TPU compile of examples/mlp.py (libtpu, which the
+test extra installs), its dump read by lint and memory, and memory equal to XLA's own
+memory_analysis() written beside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hloscope.cli.app import app
+from hloscope.compile import CompileError, have_libtpu, parse_arg, parse_mesh
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+MLP = ROOT / "examples" / "mlp.py"
+needs_libtpu = pytest.mark.skipif(not have_libtpu(), reason="libtpu not installed (pip install 'hloscope[tpu]')")
+
+
+@needs_libtpu
+def test_compile_an_example_and_lint_and_measure_the_dump(tmp_path):
+    out = tmp_path / "dump"
+    result = runner.invoke(app, ["compile", f"{MLP}:train_step", "--topology", "v5e:2x2",
+                                 "--mesh", "data:4", "--args-from", f"{MLP}:example_args", "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    assert "HloModule jit_train_step, after_optimizations" in result.output  # linted
+    xla = json.loads((out / "memory_analysis.json").read_text())
+    cost = json.loads((out / "cost_analysis.json").read_text())
+    assert cost["flops"] > 0
+    mem = runner.invoke(app, ["memory", str(out), "--format", "json"])
+    (rec,) = json.loads(mem.stdout)["modules"]
+    hbm = xla["argument_size_in_bytes"] + xla["output_size_in_bytes"] - xla["alias_size_in_bytes"] + xla["temp_size_in_bytes"]
+    assert rec["hbm_bytes"] == pytest.approx(hbm, rel=0.01)
+    lint = runner.invoke(app, ["lint", str(out), "--format", "json", "--exit-zero"])
+    assert [m["name"] for m in json.loads(lint.stdout)["modules"]] == ["jit_train_step"]
+
+
+@needs_libtpu
+def test_compile_with_args_on_the_command_line_shards_them(tmp_path):
+    out = tmp_path / "d"
+    result = runner.invoke(app, ["compile", f"{MLP}:train_step", "--mesh", "data:4", "--no-lint",
+                                 "--args", "bf16[1024,4096]", "--args", "bf16[4096,1024]",
+                                 "--args", "bf16[256,1024]@data", "--args", "bf16[256,1024]@data,_",
+                                 "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = next(out.glob("*after_optimizations.txt")).read_text()
+    assert "bf16[64,1024]" in text  # the batch of 256 split over 4 devices
+    bad = runner.invoke(app, ["compile", f"{MLP}:train_step", "--mesh", "data:4", "--no-lint",
+                              "--args", "bf16[8]@model", "-o", str(out)])
+    assert bad.exit_code == 2 and "no mesh axis 'model'" in bad.output
+
+
+def test_bad_requests_are_said_plainly(tmp_path, monkeypatch):
+    assert parse_arg("bf16[8,128]@data,_") == ("bfloat16", (8, 128), ("data", None))
+    assert parse_mesh("data:2,model:2", 4) == ((2, 2), ("data", "model"))
+    for bad in ("bf17[8]", "f32[8]@a,b"):
+        with pytest.raises(CompileError):
+            parse_arg(bad)
+    with pytest.raises(CompileError, match="needs 8 devices"):
+        parse_mesh("data:8", 4)
+    result = runner.invoke(app, ["compile", f"{MLP}:train_step", "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "--args" in result.output
+    if have_libtpu():
+        result = runner.invoke(app, ["compile", f"{MLP}:no_such", "--args", "f32[8]", "-o", str(tmp_path)])
+        assert result.exit_code == 2 and "has no 'no_such'" in result.output
+    monkeypatch.setattr("hloscope.compile.have_libtpu", lambda: False)
+    result = runner.invoke(app, ["compile", f"{MLP}:train_step", "--args", "f32[8]", "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "pip install 'hloscope[tpu]'" in result.output
