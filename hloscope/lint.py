@@ -31,6 +31,7 @@ class LintOptions:
     allow_mismatch: bool = False  # --allow-mismatch: lint with a trace of another program
     raise_errors: bool = False  # --debug: a file's failure propagates (with its traceback)
     stage: str | None = None  # --stage: the compile stage to assume (default: detected)
+    flags: str | None = None  # --flags: the XLA_FLAGS / LIBTPU_INIT_ARGS it was compiled with
 
 
 class LintError(ValueError):
@@ -138,11 +139,21 @@ class FileResult:
     modules: list[dict] = field(default_factory=list)  # file, name, stage of each module
 
 
-def _options_key(opts: LintOptions) -> str:
+def _flag_files(path: Path | None) -> list:
+    """The flag files beside a module and their times: a changed flag file is a new lint."""
+    if path is None:
+        return []
+    from hloscope.flags import files_beside
+
+    return [(str(f), f.stat().st_mtime_ns) for f in files_beside(path)]
+
+
+def _options_key(opts: LintOptions, path: Path | None = None) -> str:
     import json
 
     return json.dumps({"select": opts.select, "ignore": opts.ignore, "chip": opts.chip,
-                       "rules": opts.rule_options, "strict": opts.strict, "stage": opts.stage},
+                       "rules": opts.rule_options, "strict": opts.strict, "stage": opts.stage,
+                       "flags": opts.flags, "flag_files": _flag_files(path)},
                       sort_keys=True, default=str)
 
 
@@ -169,7 +180,7 @@ def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | N
     from hloscope import cache
 
     data = read(path)
-    k = cache.key(data, _options_key(opts)) if cache.is_enabled() and opts.trace is None else ""
+    k = cache.key(data, _options_key(opts, path)) if cache.is_enabled() and opts.trace is None else ""
     hit = cache.get("lint", k) if k else None
     if hit is not None:  # (the same text may have been linted under another name)
         from dataclasses import replace
@@ -190,7 +201,8 @@ def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | N
         chip = detect_chip(index.device_kind)
         if chip is not None:
             notes.append(f"chip {chip.name} detected from the trace")
-    result = run(modules, rules, chip=chip, sources={str(path): lines}, trace=index, stage=opts.stage)
+    result = run(modules, rules, chip=chip, sources={str(path): lines}, trace=index, stage=opts.stage,
+                 flags=opts.flags)
     out = FileResult(result.findings, notes + result.notes, result.instructions, result.suppressed,
                      modules=result.modules)
     if k:
@@ -303,7 +315,8 @@ def lint_modules(modules: list, opts: LintOptions, trace=None,
     """Lint parsed modules (the API's way in): `trace` a joined TraceIndex, `sources` each
     module path's lines (for inline suppressions and the text format's excerpts)."""
     rules = build_rules(opts)
-    result = run(modules, rules, chip=_chip(opts), sources=sources, trace=trace, stage=opts.stage)
+    result = run(modules, rules, chip=_chip(opts), sources=sources, trace=trace, stage=opts.stage,
+                 flags=opts.flags)
     return LintReport(
         findings=result.findings, rules=[type(r) for r in rules],
         files=list(dict.fromkeys(m.path for m in modules)), instructions=result.instructions,

@@ -24,7 +24,7 @@ LAYERS = [
     {"_version", "resources", "units", "_speed"},
     {"ir", "cache"},
     {"parser"},
-    {"graph", "cost", "stage", "source", "dumpdir", "passes"},
+    {"graph", "cost", "stage", "source", "dumpdir", "passes", "flags"},
     {"sharding", "mlir", "trace", "stats"},
     {"rules"},
     {"report", "render", "lint"},

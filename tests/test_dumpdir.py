@@ -37,7 +37,7 @@ def test_lint_reads_a_dump_folder_as_its_modules_at_the_asked_stage():
         assert result.exit_code == 0, result.output
         doc = json.loads(result.stdout)
         files = [m["file"] for m in doc["modules"]]
-        assert len(files) == 4  # four dumped programs, one module each
+        assert len(files) == 5  # five dumped programs, one module each
         assert all(f.endswith(f"{expected}.txt") for f in files), files
         assert not any(re.search(r"\.\d{4}\.", f) for f in files)  # no pass dump is a module
         assert {m["stage"] for m in doc["modules"]} == {expected}
@@ -57,7 +57,7 @@ def test_stats_and_report_take_a_dump_folder(tmp_path):
     out = tmp_path / "r.html"
     result = runner.invoke(app, ["report", str(DUMPS), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert out.read_text().count('<section class="module"') == 4
+    assert out.read_text().count('<section class="module"') == 5
 
 
 def test_passes_names_the_pass_that_introduced_a_copy():

@@ -29,9 +29,10 @@ def test_doc_examples(code):
         assert section in doc, f"{code} doc lacks {section}"
     blocks = _blocks(doc)
     assert set(blocks) == {"Example", "Use instead"}
-    if code.startswith(("K", "T")):
+    if code.startswith(("K", "T", "F")):
         # Kernel rules read Mosaic bytecode, trace rules read profiles: their docs show the
         # Pallas source or the profile; fixtures/rules/<code> holds the real pair (test_rules).
+        # flag rules (F) read the compile's flag files: their docs show the flags as text
         assert all(lang == ("python" if code.startswith("K") else "text") for lang, _ in blocks.values())
         assert f"fixtures/rules/{code}/" in doc
         return

@@ -44,6 +44,7 @@ def lint(
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core when there is enough HLO to repay their start-up, else 1).")] = 0,
     expand: Annotated[bool, typer.Option("--expand", help="Text format: list every finding of a repeated pattern, not one line per pattern.")] = False,
     source_root: Annotated[Path | None, typer.Option("--source-root", help="Where the profiled program's source files are on this machine (maps the dump's paths).")] = None,
+    flags: Annotated[str | None, typer.Option("--flags", help="The XLA_FLAGS / LIBTPU_INIT_ARGS the dump was compiled with ('--name=value ...'), over the flag files beside it (F001).")] = None,
     stage: Annotated[str | None, typer.Option("--stage", help="The compile stage to assume: before_optimizations or after_optimizations (default: from the dump's file name, else from the text).")] = None,
     strict: StrictOpt = False,
     no_cache: NoCacheOpt = False,
@@ -79,6 +80,7 @@ def lint(
     opts.baseline = baseline
     opts.trace = trace
     opts.allow_mismatch = allow_mismatch
+    opts.flags = flags
     opts.raise_errors = debugging()
     if stage is not None:
         from hloscope.stage import STAGES

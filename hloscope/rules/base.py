@@ -88,12 +88,21 @@ class RuleContext:
     """What a rule may look at: the module, its source, the cost model, the chip."""
 
     def __init__(self, module: Module, chip: Chip | None = None, lines: list[str] | None = None,
-                 trace=None, stage: Stage | None = None) -> None:
+                 trace=None, stage: Stage | None = None, flags: str | None = None) -> None:
         self.module = module
         self.chip = chip
         self.lines = lines or []
         self.trace = trace  # hloscope.trace.TraceIndex when linting with --trace
         self.stage = stage if stage is not None else detect_stage(module)
+        self.given_flags = flags  # lint --flags: XLA_FLAGS / LIBTPU_INIT_ARGS text
+
+    @cached_property
+    def flags(self) -> tuple[dict[str, str], list[str]]:
+        """(compiler flags, where they were read): XLA's flag files beside the module in its
+        dump folder, then --flags over them; ({}, []) when nothing says."""
+        from hloscope.flags import flags_for
+
+        return flags_for(self.module.path, self.given_flags)
 
     @cached_property
     def model(self) -> CostModel:

@@ -92,7 +92,7 @@ def internal_error(rule: type[Rule], module: Module, err: BaseException,
 
 def run(modules: Iterable[Module], rules: list[Rule], chip=None,
         sources: dict[str, list[str]] | None = None, trace=None,
-        stage: str | None = None) -> LintResult:
+        stage: str | None = None, flags: str | None = None) -> LintResult:
     """Run `rules` over `modules`; `stage` overrides each module's detected compile stage."""
     result = LintResult()
     available = frozenset({"trace"} if trace is not None else set())
@@ -115,7 +115,7 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
     for module in modules:
         lines = sources.get(module.path, [])
         module_stage = detect_stage(module, stage)
-        ctx = RuleContext(module, chip=chip, lines=lines, trace=trace, stage=module_stage)
+        ctx = RuleContext(module, chip=chip, lines=lines, trace=trace, stage=module_stage, flags=flags)
         result.modules.append({"file": module.path, "name": module.name, **module_stage.to_dict()})
         off_stage = [r for r in active if module_stage.name not in r.stages]
         if off_stage:
