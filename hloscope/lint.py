@@ -252,10 +252,12 @@ def _init_worker(cache_enabled: bool) -> None:
 
 
 def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
-               progress=None) -> LintReport:
+               progress=None, runner=None) -> LintReport:
     """Lint files (directories expanded). With jobs > 1 files are linted in parallel
-    processes; results are merged in input order, so they equal the serial result.
-    Every file is parsed before anything is reported: a ParseError aborts the run."""
+    processes; with a `runner` (files, opts, progress) -> FileResults in input order, where
+    it runs them (hloscope.fleet: a Dask cluster); results are merged in input order, so
+    they equal the serial result. A file that cannot be linted is an error entry; the
+    others go on."""
     from hloscope import cache
 
     missing: list[FileError] = []
@@ -265,7 +267,9 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
     _chip(opts)
     results: list[FileResult] = []
     read_lines: dict[str, list[str]] = {}  # the files this process parsed (serial runs)
-    if jobs > 1 and len(files) > 1:
+    if runner is not None:
+        results = runner(files, opts, progress)
+    elif jobs > 1 and len(files) > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 

@@ -28,7 +28,7 @@ LAYERS = [
     {"sharding", "mlir", "trace", "stats"},
     {"rules"},
     {"report", "render", "lint"},
-    {"api", "html", "explorer", "diff", "compile"},
+    {"api", "html", "explorer", "diff", "compile", "fleet"},
     {"cli", "__main__"},
 ]
 

@@ -16,6 +16,9 @@ def run() -> NoReturn:
     from hloscope.cli.common import debugging
 
     def main() -> None:
+        from hloscope.cli.lint import optional_dask_value
+
+        sys.argv[1:] = optional_dask_value(sys.argv[1:])
         try:
             app()
         except Exception as e:  # noqa: BLE001 - a bug of ours: one line, not a traceback

@@ -41,6 +41,9 @@ def lint(
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
     trace: Annotated[Path | None, typer.Option("--trace", help="A jax.profiler profile: findings gain measured time; trace rules run.")] = None,
     allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Use a --trace that links fewer than half of a module's ops (by default an error: the trace is of another program).")] = False,
+    dask: Annotated[str | None, typer.Option("--dask", help=(
+        "Lint on a Dask cluster: --dask alone starts a local one (one worker per core, or -j N), "
+        "--dask tcp://host:8786 uses a running scheduler. Needs pip install 'hloscope[fleet]'."))] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core when there is enough HLO to repay their start-up, else 1).")] = 0,
     expand: Annotated[bool, typer.Option("--expand", help="Text format: list every finding of a repeated pattern, not one line per pattern.")] = False,
     source_root: Annotated[Path | None, typer.Option("--source-root", help="Where the profiled program's source files are on this machine (maps the dump's paths).")] = None,
@@ -92,6 +95,13 @@ def lint(
 
     def run():
         try:
+            if dask is not None:
+                from hloscope.fleet import FleetError, dask_runner
+
+                try:
+                    return lint_files(files, opts, progress=bar, runner=dask_runner(dask, jobs))
+                except FleetError as e:
+                    fail(f"error: {e}")
             workers = jobs if jobs > 0 else auto_jobs(files)
             return lint_files(files, opts, jobs=workers, progress=bar)
         except LintError as e:
@@ -110,3 +120,18 @@ def lint(
     for e in report.errors:  # after everything else, on stderr (JSON/SARIF/github carry them too)
         typer.echo(e.render(), err=True)
     raise typer.Exit(exit_code(report, threshold, exit_zero))
+
+
+def optional_dask_value(argv: list[str]) -> list[str]:
+    """`--dask` alone means a local cluster: give it the value `local` when the next word is
+    not a scheduler address (`tcp://host:8786`, `host:8786`) or `local`."""
+    import re
+
+    out = []
+    for k, word in enumerate(argv):
+        out.append(word)
+        if word == "--dask":
+            nxt = argv[k + 1] if k + 1 < len(argv) else ""
+            if nxt != "local" and "://" not in nxt and not re.fullmatch(r"[\w.-]+:\d+", nxt):
+                out.append("local")
+    return out
