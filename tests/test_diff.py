@@ -70,3 +70,12 @@ def test_dump_folders_and_profiles():
     assert prof["ops"] and all("delta" in r for r in prof["ops"])
     mixed = runner.invoke(app, ["diff", str(BF16), str(t1)])
     assert mixed.exit_code == 2 and "like with like" in mixed.output
+
+
+def test_the_html_report_carries_the_comparison(tmp_path):
+    out = tmp_path / "r.html"
+    result = runner.invoke(app, ["report", str(F32), "--against", str(BF16), "--chip", "v5e", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    assert f"Compared with {BF16}" in html and "+100.0%</td>" in html  # bytes doubled
+    assert "New findings:" in html and "<code>H010</code>" in html

@@ -23,6 +23,8 @@ def report(
     allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help=(
         "Use a profile that does not match the HLO."))] = False,
     select: Annotated[list[str] | None, typer.Option("--select", help="Rule codes or prefixes to run.")] = None,
+    against: Annotated[Path | None, typer.Option("--against", help=(
+        "An earlier compile (file or dump folder): adds each module's A/B comparison (hloscope diff)."))] = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Write one HTML report that works offline: header figures (stage, chip, step
@@ -49,7 +51,7 @@ def report(
 
     try:
         built = build_report(paths, chip_name, trace, allow_mismatch, select,
-                             progress=lambda p: typer.echo(f"analysing {p}", err=True))
+                             progress=lambda p: typer.echo(f"analysing {p}", err=True), against=against)
     except (LintError, TraceError) as e:
         fail(f"error: {e}")
     for e in built.errors:

@@ -34,6 +34,7 @@ class ModulePage:
     graphs: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     measured_seconds: float | None = None  # all linked op events of the profile, when given
+    compare: dict | None = None  # report --against: hloscope.diff's record for this module
 
 
 def _groups(findings: list) -> list[dict]:

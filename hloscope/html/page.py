@@ -20,6 +20,17 @@ def _si(v: float) -> str:
     return f"{v:g}"
 
 
+def _metric(value: float, name: str) -> str:
+    """A diff total as its kind reads: seconds, bytes, a share, a count."""
+    if name in ("step_time", "exposed"):
+        return human_seconds(value or 0.0)
+    if name in ("bytes", "hbm_peak"):
+        return human_bytes(value or 0)
+    if name == "mfu":
+        return f"{value:.1%}"
+    return _si(value) if name == "flops" else f"{value:g}"
+
+
 def _text(name: str) -> str:
     return resources.files("hloscope.html").joinpath(name).read_text(encoding="utf-8")
 
@@ -33,7 +44,7 @@ def render_page(pages: list, title: str, errors: list[str] | None = None,
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters.update(bytes=lambda n: human_bytes(n or 0), seconds=lambda t: human_seconds(t or 0.0),
-                       si=_si)
+                       si=_si, metric=_metric)
     script = _text("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     template = env.from_string(_text("report.html.j2"))
