@@ -74,3 +74,12 @@ def test_passes_names_the_pass_that_introduced_a_copy():
     assert listing[1] == "  before_optimizations" and listing[-1] == "  after_optimizations"
     assert runner.invoke(app, ["passes", str(PASSES), "-i", "nothing.9"]).exit_code == 2
     assert runner.invoke(app, ["passes", str(FIXTURES / "cpu")]).exit_code == 2
+
+
+def test_lint_passes_lists_the_pass_dumps_in_order():
+    result = runner.invoke(app, ["lint", str(PASSES), "--passes"])
+    assert result.exit_code == 0, result.output
+    listed = [line.strip() for line in result.stdout.splitlines()[1:]]
+    seqs = [int(x.split()[0]) for x in listed if x[:4].isdigit()]
+    assert seqs == sorted(seqs) and len(seqs) == len(list(PASSES.glob("*.jit_f.0*.txt")))
+    assert listed[0] == "before_optimizations" and listed[-1] == "after_optimizations"

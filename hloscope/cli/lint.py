@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from hloscope.cli.common import (
+    Format,
     NoCacheOpt,
     StrictOpt,
     debugging,
@@ -48,6 +49,9 @@ def lint(
     expand: Annotated[bool, typer.Option("--expand", help="Text format: list every finding of a repeated pattern, not one line per pattern.")] = False,
     source_root: Annotated[Path | None, typer.Option("--source-root", help="Where the profiled program's source files are on this machine (maps the dump's paths).")] = None,
     flags: Annotated[str | None, typer.Option("--flags", help="The XLA_FLAGS / LIBTPU_INIT_ARGS the dump was compiled with ('--name=value ...'), over the flag files beside it (F001).")] = None,
+    passes: Annotated[bool, typer.Option("--passes", help=(
+        "List each dumped module's pass dumps in the order the passes ran, instead of linting "
+        "(hloscope passes DIR --instruction NAME names the pass that made an instruction)."))] = False,
     stage: Annotated[str | None, typer.Option("--stage", help="The compile stage to assume: before_optimizations or after_optimizations (default: from the dump's file name, else from the text).")] = None,
     strict: StrictOpt = False,
     no_cache: NoCacheOpt = False,
@@ -65,8 +69,16 @@ def lint(
 
       hloscope lint --format sarif module.hlo.txt > results.sarif
 
-      hloscope lint xla_dump_dir/        (its *after_optimizations.txt, in parallel)
+      hloscope lint xla_dump_dir/        (each module's after_optimizations text)
+
+      hloscope lint xla_dump_dir/ --passes   (the pass dumps, in order)
     """
+    if passes:
+        from hloscope.cli.passes import passes as list_passes
+
+        for f in files:
+            list_passes(f, format=Format.json if format == LintFormat.json else Format.text)
+        return
     use_cache(no_cache)
     from hloscope.lint import LintError, auto_jobs, exit_code, lint_files, merge
     from hloscope.report import render
