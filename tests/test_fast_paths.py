@@ -342,7 +342,7 @@ def _whole_line_check():
 
 
 def test_backend_config_tail_checked_once_is_the_whole_line_check():
-    """LINE takes backend_config and what follows it as one text (group 9), checked by
+    """LINE takes backend_config and what follows it as one text (group 10), checked by
     TAIL once per distinct text: the lines taken, and their groups, are those of the
     check done inline, on every real line and on 30,000 mutants of attribute lines."""
     import random
@@ -354,15 +354,15 @@ def test_backend_config_tail_checked_once_is_the_whole_line_check():
     def verdicts(line):
         a, b = inline.fullmatch(line), _LINE.fullmatch(line)
         if b is not None and b.lastindex is not None and b.lastindex < HEAD_GROUP \
-                and b.group(9) is not None and TAIL.fullmatch(b.group(9)) is None:
+                and b.group(10) is not None and TAIL.fullmatch(b.group(10)) is None:
             b = None
         if a is None or b is None:
             return a is None, b is None
         if a.lastindex is None or b.lastindex is None:
             return a.lastindex, b.lastindex
         if b.lastindex < HEAD_GROUP:
-            return a.groups()[:8], b.groups()[:8]
-        return a.groups()[8:], b.groups()[9:]
+            return a.groups()[:9], b.groups()[:9]
+        return a.groups()[9:], b.groups()[10:]
 
     attr_lines = []
     for path in fixture_files() + corpus_files()[:40]:

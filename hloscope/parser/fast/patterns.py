@@ -52,18 +52,24 @@ _PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
 _HEADER_BODY = (rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
                 rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*")
 HEADER = regex_cache.compile(_HEADER_BODY + "$")
-# The attribute list (group 8). XLA prints backend_config last, and a dump repeats a few
+# The attribute list (group 9). XLA prints backend_config last, and a dump repeats a few
 # hundred of them thousands of times (a third of a TPU dump's text): from it on, the rest
-# of the line is taken as group 9 here, and checked by `TAIL` once per distinct text.
+# of the line is taken as group 10 here, and checked by `TAIL` once per distinct text.
+# Operands are names (group 6), or typed as older dumps print them, `f32[2]{0} %a` (group 7),
+# or a constant's or parameter's literal (group 8).
+_TYPED_OPERAND = rf"(?:{_SHAPE})[ \t]+%?{_BARE}"
 _INSTRUCTION = (
     rf"([ \t]*)(ROOT[ \t]+)?%?({_BARE})[ \t]*=[ \t]*({_SHAPE})[ \t]+({_BARE})"
-    rf"\((?:((?:%?{_BARE}(?:,[ \t]*%?{_BARE})*)?)|([^()/\n]*))\)"
+    rf"\((?:((?:%?{_BARE}(?:,[ \t]*%?{_BARE})*)?)|({_TYPED_OPERAND}(?:,[ \t]*{_TYPED_OPERAND})*)"
+    rf"|([^()/\n]*))\)"
     rf"((?:,[ \t]*(?!backend_config=){_BARE}={_VALUE})*(?:,[ \t]*backend_config=([^\n]*))?)[ \t]*"
 )
-# One line of the fast path: an instruction (groups 1-9), a computation header (10-17),
-# a bare closing brace (18) or a blank line (no group).
+# One line of the fast path: an instruction (groups 1-10), a computation header (11-18),
+# a bare closing brace (19) or a blank line (no group).
 LINE = regex_cache.compile(rf"^(?:{_INSTRUCTION}|{_HEADER_BODY}|(\}})[ \t]*|[ \t]*)$", re.M)
-HEAD_GROUP, CLOSE_GROUP = 10, LINE.groups
+HEAD_GROUP, CLOSE_GROUP = 11, LINE.groups
+# One typed operand of group 7: its shape text and its name.
+TYPED_ITEM = re.compile(rf"({_SHAPE})[ \t]+%?({_BARE})")
 # An instruction line LINE takes is one the whole-line check takes when its group 9
 # (if any) is a value and the attributes after it.
 TAIL = regex_cache.compile(rf"{_VALUE}(?:,[ \t]*{_BARE}={_VALUE})*[ \t]*")

@@ -33,6 +33,7 @@ from hloscope.parser.fast.patterns import (
     OPERAND_SEP,
     PARAM_ITEM,
     TAIL,
+    TYPED_ITEM,
     join_mesh_devices,
     literal_ok,
 )
@@ -374,23 +375,30 @@ def scan_text(text: str, path: str, first_line: int = 1) -> list[Module]:
             comp, append, comp_name = lines.target()
             lineno += 1
             continue
-        indent, root, name, shape_text, opcode, names, lit, attr_text, tail = m.group(1, 2, 3, 4, 5, 6, 7, 8, 9)
+        indent, root, name, shape_text, opcode, names, typed, lit, attr_text, tail = m.group(
+            1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
         if tail is not None:  # backend_config on: checked once per distinct text
             ok = tails.get(tail)
             if ok is None:
                 ok = tails[tail] = TAIL.fullmatch(tail) is not None
             if not ok:
                 comp = None  # not a line the whole-line pattern takes: the line scanner's
-        if comp is None or (names is None and opcode not in LITERAL_OPCODES):
+        if comp is None or (names is None and typed is None and opcode not in LITERAL_OPCODES):
             lines.feed([m.group(0)], lineno)  # the line scanner decides
             lineno += 1
             comp, append, comp_name = lines.target()
             continue
-        if opcode in LITERAL_OPCODES:
+        operand_shapes = None
+        if opcode in LITERAL_OPCODES and typed is None:
             literal = (names if names is not None else lit).strip()
             if not literal_ok(literal):
                 raise ScanMiss("literal")
             operands: tuple[str, ...] = ()
+        elif typed is not None:  # `f32[2]{0} %a, s32[] %b`: each shape checked once per text
+            literal = None
+            pairs = TYPED_ITEM.findall(typed)
+            operands = tuple(n for _, n in pairs)
+            operand_shapes = tuple(lines.shape(t)[0] for t, _ in pairs)
         else:
             literal = None
             operands = tuple(OPERAND_SEP.split(names.replace("%", ""))) if names else ()
@@ -399,8 +407,9 @@ def scan_text(text: str, path: str, first_line: int = 1) -> list[Module]:
         opcode = opcodes.setdefault(opcode, opcode)
         # positional: name, opcode, shape_text, operands, operand_shapes, _attrs, literal,
         # is_root, line, column, computation, _shape, attr_text, reader
-        append(Instruction(name, opcode, shape_text, operands, _NONES[len(operands)] if len(operands) < 64
-                           else (None,) * len(operands), None, literal, root is not None, lineno,
+        if operand_shapes is None:
+            operand_shapes = _NONES[len(operands)] if len(operands) < 64 else (None,) * len(operands)
+        append(Instruction(name, opcode, shape_text, operands, operand_shapes, None, literal, root is not None, lineno,
                            len(indent) + 1, comp_name, shape, attr_text, READER))
         lineno += 1
     rest = text[pos:].split("\n")
