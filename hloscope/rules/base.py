@@ -124,16 +124,18 @@ class RuleContext:
         return has_tiled_layouts(self.module)
 
     @cached_property
-    def _users(self) -> dict[tuple[str, str], list[Instruction]]:
-        out: dict[tuple[str, str], list[Instruction]] = {}
-        for comp in self.module.computations:
-            for instr in comp.instructions:
-                for operand in instr.operands:
-                    out.setdefault((comp.name, operand), []).append(instr)
-        return out
+    def _users(self) -> dict[str, dict[str, list[Instruction]]]:
+        return {}  # computation -> operand name -> its users, built per computation asked
 
     def users(self, instr: Instruction) -> list[Instruction]:
-        return self._users.get((instr.computation, instr.name), [])
+        users = self._users.get(instr.computation)
+        if users is None:
+            users = self._users[instr.computation] = {}
+            comp = self.module.by_name.get(instr.computation)
+            for user in comp.instructions if comp is not None else ():
+                for operand in user.operands:
+                    users.setdefault(operand, []).append(user)
+        return users.get(instr.name, [])
 
     @cached_property
     def loop_trips(self) -> dict[str, int]:

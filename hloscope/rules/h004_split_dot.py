@@ -94,6 +94,8 @@ class SplitDot(ModuleRule):
                 if contains_matmul(instr, ctx):
                     for operand in dict.fromkeys(instr.operands):
                         groups[operand].append(instr)
+            if not groups or all(len(u) < self.options.min_group for u in groups.values()):
+                continue
             reported: set[str] = set()  # matmuls already in a reported group
             order = _Order(comp)
             # the largest shared operand first: that is the activation, not a norm statistic

@@ -24,9 +24,12 @@ def _attr_key(instr: Instruction) -> tuple:
     return tuple(sorted((k, v) for k, v in instr.attrs.items() if k not in _IGNORED_ATTRS))
 
 
+_EFFECT_PREFIXES = ("all-", "collective-", "reduce-scatter", "async-", "copy-start", "copy-done")
+
+
 def _side_effect(instr: Instruction) -> bool:
-    return instr.raw_attr("custom_call_has_side_effect") == "true" or instr.opcode.startswith(
-        ("all-", "collective-", "reduce-scatter", "async-", "copy-start", "copy-done"))
+    return instr.opcode.startswith(_EFFECT_PREFIXES) or (
+        instr.opcode == "custom-call" and instr.raw_attr("custom_call_has_side_effect") == "true")
 
 
 @register
@@ -52,8 +55,10 @@ class DuplicateComputation(ModuleRule):
             for instr in comp.instructions:
                 if instr.opcode in _SKIP or _side_effect(instr):
                     continue
-                key = (instr.opcode, instr.shape_text,
-                       tuple(canonical.get(o, o) for o in instr.operands))
+                operands = instr.operands
+                if canonical:  # (usually empty: no duplicate met yet)
+                    operands = tuple([canonical.get(o, o) for o in operands])
+                key = (instr.opcode, instr.shape_text, operands)
                 earlier = seen.get(key)
                 if earlier is None:
                     seen[key] = [instr]

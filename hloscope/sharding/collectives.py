@@ -14,7 +14,9 @@ per-link ICI bandwidth): a bidirectional ring over one mesh axis.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+
+from dataclasses import dataclass, field, fields
 
 from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE
@@ -66,7 +68,8 @@ class Collective:
     result_bytes: int
     moved_bytes: float
     global_shape: str
-    sources: list[dict] = field(default_factory=list)  # entry parameters feeding it
+    # the entry parameters feeding it, traced when first asked (most readers never ask)
+    sources_fn: Callable[[], list[dict]] | None = field(default=None, repr=False, compare=False)
     est_seconds: float | None = None
     overlap_instructions: int = 0
     overlap_flops: float = 0.0
@@ -75,8 +78,20 @@ class Collective:
     clones: list[str] = field(default_factory=list)  # the copies inside fusions, if cloned
     continuations: list[str] = field(default_factory=list)  # a cloned chain's middle fusions
 
+    _sources: list[dict] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def sources(self) -> list[dict]:
+        """Entry parameters feeding it (parameter name, local and global shape)."""
+        if self._sources is None:
+            self._sources = self.sources_fn() if self.sources_fn is not None else []
+        return self._sources
+
     def to_dict(self) -> dict:
-        out = asdict(self)
+        out = {f.name: getattr(self, f.name) for f in fields(self)
+               if f.name not in ("sources_fn", "_sources")}
+        out = asdict_copy(out)
+        out["sources"] = [dict(x) for x in self.sources]
         out["async"] = out.pop("is_async")
         return out
 
@@ -141,6 +156,11 @@ def _trace_params(comp: Computation, instr: Instruction, limit: int = 64) -> lis
     return sorted(out, key=lambda p: p.parameter_number or 0)
 
 
+def _sources_of(comp: Computation, instr: Instruction, cache: dict[int, dict]) -> Callable[[], list[dict]]:
+    """A function giving the entry parameters an instruction is computed from."""
+    return lambda: [_source(p, cache) for p in _trace_params(comp, instr) if p.shape.is_array]
+
+
 def _source(param: Instruction, cache: dict[int, dict]) -> dict:
     found = cache.get(id(param))
     if found is None:
@@ -159,9 +179,39 @@ def global_shape(param: Instruction) -> Shape:
     return Shape(shape.element_type, tuple(d * t for d, t in zip(shape.dims, tiles)), shape.dynamic)
 
 
-def _between(comp: Computation, start: Instruction, done: Instruction, model: CostModel) -> tuple[int, float]:
-    names = [i.name for i in comp.instructions]
-    a, b = names.index(start.name), names.index(done.name)
+def asdict_copy(values: dict) -> dict:
+    """The field values as asdict gives them: lists copied."""
+    return {k: [list(x) if isinstance(x, (list, tuple)) else x for x in v] if isinstance(v, list) else v
+            for k, v in values.items()}
+
+
+class _Positions:
+    """Each computation's instruction positions and users, built once per computation."""
+
+    def __init__(self) -> None:
+        self.pos: dict[str, dict[str, int]] = {}
+        self.users: dict[str, dict[str, list[Instruction]]] = {}
+
+    def of(self, comp: Computation) -> dict[str, int]:
+        found = self.pos.get(comp.name)
+        if found is None:
+            found = self.pos[comp.name] = {i.name: k for k, i in enumerate(comp.instructions)}
+        return found
+
+    def users_of(self, comp: Computation, name: str) -> list[Instruction]:
+        found = self.users.get(comp.name)
+        if found is None:
+            found = self.users[comp.name] = {}
+            for i in comp.instructions:
+                for o in i.operands:
+                    found.setdefault(o, []).append(i)
+        return found.get(name, [])
+
+
+def _between(comp: Computation, start: Instruction, done: Instruction, model: CostModel,
+             positions: _Positions | None = None) -> tuple[int, float]:
+    pos = (positions or _Positions()).of(comp)
+    a, b = pos[start.name], pos[done.name]
     count, flops = 0, 0.0
     for instr in comp.instructions[a + 1 : b]:
         if instr.opcode in FREE or start.name in instr.operands:
@@ -199,11 +249,12 @@ def _fused_chains(module: Module, fused: list[tuple[Computation, Instruction, st
     return out
 
 
-def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostModel) -> tuple[int, float]:
+def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostModel,
+                   positions: _Positions) -> tuple[int, float]:
     """What runs between a chain's first and last fusion (its continuations included)."""
     if len(fusions) < 2:
         return 0, 0.0
-    count, flops = _between(comp, fusions[0], fusions[-1], model)
+    count, flops = _between(comp, fusions[0], fusions[-1], model, positions)
     for middle in fusions[1:-1]:  # (they read the start's tuple: _between leaves them out)
         count += 1
         flops += model.compute(middle).flops
@@ -239,6 +290,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     collectives: list[Collective] = []
     factors_seen: list[tuple[int, int]] = []
     source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
+    positions = _Positions()
     for comp, instr, op in found:
         groups, rg = _groups(instr, devices)
         implicit = implicit_sizes[id(instr)]
@@ -263,14 +315,14 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
         result_bytes = result.logical_bytes
         n = len(groups[0]) if groups and op != "collective-permute" else 2
         moved = _moved(op, n, operand_bytes, result_bytes)
-        params = _trace_params(comp, instr)
-        sources = [_source(p, source_cache) for p in params if p.shape.is_array]
+        first = comp.by_name.get(instr.operands[0]) if instr.operands else None
         if op == "all-gather":
             gshape = str(result)
-        elif len(params) == 1 and instr.operands and params[0].name == instr.operands[0]:
-            gshape = str(global_shape(params[0]))
+        elif first is not None and first.opcode == "parameter" and len(instr.operands) == 1:
+            gshape = str(global_shape(first))  # (its only source is that parameter)
         else:
             gshape = str(operands[0]) if operands else str(result)
+        sources = _sources_of(comp, instr, source_cache)
         done = None
         overlap = (0, 0.0)
         is_async = instr.opcode.endswith("-start")
@@ -283,15 +335,14 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             continuations = [f.name for f in fusions[1:-1]]
             is_async = len(fusions) > 1
             done = fusions[-1].name if is_async else None
-            overlap = _chain_overlap(where, fusions, model)
-            params = _trace_params(where, named)
-            sources = [_source(p, source_cache) for p in params if p.shape.is_array]
+            overlap = _chain_overlap(where, fusions, model, positions)
+            sources = _sources_of(where, named, source_cache)
         elif is_async:
-            done_instr = next((u for u in comp.instructions
-                               if instr.name in u.operands and (u.opcode.endswith("-done"))), None)
+            done_instr = next((u for u in positions.users_of(comp, instr.name)
+                               if u.opcode.endswith("-done")), None)
             if done_instr is not None:
                 done = done_instr.name
-                overlap = _between(comp, instr, done_instr, model)
+                overlap = _between(comp, instr, done_instr, model, positions)
         collectives.append(Collective(
             module=module.name, computation=where.name, instruction=named.name, opcode=op,
             is_async=is_async, done=done,
@@ -299,7 +350,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             num_groups=len(groups) if op != "collective-permute" else 1,
             groups=[list(g) for g in groups], axis=axis,
             strides=[list(f) for f in (factors or [])], bytes=operand_bytes,
-            result_bytes=result_bytes, moved_bytes=moved, global_shape=gshape, sources=sources,
+            result_bytes=result_bytes, moved_bytes=moved, global_shape=gshape, sources_fn=sources,
             est_seconds=(moved / (2 * chip.ici_bandwidth)) if chip and chip.ici_bandwidth else None,
             overlap_instructions=overlap[0], overlap_flops=overlap[1],
             line=named.line, column=named.column, clones=clones, continuations=continuations,
