@@ -14,6 +14,7 @@ from functools import cache
 
 from hloscope._speed import regex_cache
 from hloscope.ir.instruction import NAME
+from hloscope.parser.text import STRING
 
 # The whole-line pattern of the fast path. Strings may not span lines; a `/` or `'`
 # outside strings (comments, odd quoting) leaves the line to the line scanner, which
@@ -149,3 +150,19 @@ def join_mesh_devices(attrs: dict[str, str]) -> dict[str, str]:
         elif key != "replica_groups":
             out[key] = value
     return out
+
+
+_INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
+
+
+def top_level_blank(value: str) -> bool:
+    """Whether a value has, outside its strings and brackets, a blank before a `key=`
+    (`kLoop calls=%f`: a lost comma; the grammar says where)."""
+    if " " not in value and "\t" not in value:
+        return False
+    v = STRING.sub('""', value)
+    while True:
+        shorter = _INNERMOST.sub("", v)
+        if shorter == v:
+            return BLANK_KEY.search(v) is not None
+        v = shorter

@@ -24,7 +24,6 @@ from hloscope.ir.opcodes import LITERAL_OPCODES
 from hloscope.parser.attrs import parse_shape
 from hloscope.parser.fast.compact import MISSING, fast_value
 from hloscope.parser.fast.patterns import (
-    BLANK_KEY,
     CLOSE_GROUP,
     CONTROL,
     HEAD_GROUP,
@@ -36,10 +35,10 @@ from hloscope.parser.fast.patterns import (
     TYPED_ITEM,
     join_mesh_devices,
     literal_ok,
+    top_level_blank,
 )
 from hloscope.parser.reader import READER
 from hloscope.parser.text import (
-    STRING,
     Unbalanced,
     match_close,
     nesting_beyond,
@@ -73,22 +72,6 @@ class ScanMiss(Exception):
     """The fast scan cannot handle this text; use the full grammar."""
 
 
-_INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
-
-
-def _top_level_blank(value: str) -> bool:
-    """Whether a value has, outside its strings and brackets, a blank before a `key=`
-    (`kLoop calls=%f`: a lost comma; the grammar says where)."""
-    if " " not in value and "\t" not in value:
-        return False
-    v = STRING.sub('""', value)
-    while True:
-        shorter = _INNERMOST.sub("", v)
-        if shorter == v:
-            return BLANK_KEY.search(v) is not None
-        v = shorter
-
-
 def _attrs(s: str, start: int) -> dict[str, str]:
     """`, key=value, key=value` from s[start:] -> {key: value text}."""
     out: dict[str, str] = {}
@@ -104,7 +87,7 @@ def _attrs(s: str, start: int) -> dict[str, str]:
         value = s[m.end() : b].strip()
         if not value:
             raise ScanMiss("empty attribute value")
-        if _top_level_blank(value):
+        if top_level_blank(value):
             raise ScanMiss("blank inside an attribute value")
         key = m.group(1).lstrip("%")
         if key in CALL_KEYS and value.startswith("{") and "=" in value:
