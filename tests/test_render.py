@@ -185,3 +185,17 @@ def test_labels_show_relayouts_padding_and_the_fused_root(tmp_path):
     m, src = dot_of(FIXTURES / "tpu" / "transformer_v5p.hlo.txt")
     assert "root: convolution" in src
     assert re.search(r'label="\[1\] 4\.0 MiB"', src)  # a tuple edge names the element used
+
+
+def test_a_tuple_of_hundreds_of_arrays_still_renders(tmp_path):
+    """Graphviz refuses quoted strings of 16 KiB: Mixtral's loop tuple (bench found it)."""
+    from conftest import CORPUS
+
+    mixtral = CORPUS / "xla-benchmark-hlo" / "hlo_mixtral_8x7b_bf16_1x8.hlo"
+    if not mixtral.exists():
+        pytest.skip("corpus not present")
+    out = tmp_path / "t.svg"
+    res = runner.invoke(app, ["graph", str(mixtral), "--around", "tuple.351", "--depth", "1",
+                              "--no-findings", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "more characters)" in out.read_text()

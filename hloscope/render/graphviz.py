@@ -63,7 +63,14 @@ def short_shape(instr: Instruction) -> str:
     return text
 
 
+# Graphviz refuses a quoted string of 16384 characters or more (a tuple of hundreds of
+# arrays prints that long): tooltips are cut well below it.
+TOOLTIP_CHARS = 2000
+
+
 def _esc(s: str) -> str:
+    if len(s) > TOOLTIP_CHARS:
+        s = s[:TOOLTIP_CHARS] + f"... ({len(s) - TOOLTIP_CHARS} more characters)"
     return s.replace("\\", "\\\\").replace('"', '\\"')
 
 
