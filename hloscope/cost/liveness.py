@@ -21,6 +21,8 @@ on its own. Constants are XLA's own allocations, not counted in any of them.
 
 from __future__ import annotations
 
+import bisect
+
 import re
 from dataclasses import dataclass, field
 
@@ -220,13 +222,26 @@ class _Walk:
         fits in it and ends before the output is defined shares it (largest values first, as
         XLA assigns them; an fsdp stack's per-layer activations all live in its output)."""
         outputs = [b for b in self.buffers if b.kind == "output" and b.space == 0 and b.bytes]
-        taken: list[list[tuple[int, int]]] = [[(o.defined, 1 << 62)] for o in outputs]
+        # per output, the step ranges of the values placed in it, kept sorted by start (they
+        # never overlap, so a new range fits when it ends before the next one starts and
+        # starts after the one before ends); the output itself holds [defined, forever)
+        starts: list[list[int]] = [[o.defined] for o in outputs]
+        ends: list[list[int]] = [[1 << 62] for o in outputs]
         temps = sorted((b for b in self.buffers if b.kind == "temp" and b.space == 0 and b.bytes),
                        key=lambda b: (-b.bytes, b.defined))
+        if not outputs or not temps:
+            return
+        import numpy as np
+
+        out_bytes = np.array([o.bytes for o in outputs], dtype=np.int64)
+        out_defined = np.array([o.defined for o in outputs], dtype=np.int64)
         for t in temps:
-            for o, busy in zip(outputs, taken):
-                if t.bytes <= o.bytes and all(t.last_use < a or t.defined > z for a, z in busy):
-                    busy.append((t.defined, t.last_use))
+            # outputs big enough, written after the value's last use, in their order
+            for k in np.flatnonzero((out_bytes >= t.bytes) & (out_defined > t.last_use)).tolist():
+                at = bisect.bisect_left(starts[k], t.defined)
+                if (at == 0 or ends[k][at - 1] < t.defined) and starts[k][at] > t.last_use:
+                    starts[k].insert(at, t.defined)
+                    ends[k].insert(at, t.last_use)
                     t.kind = "in output"
                     break
 
