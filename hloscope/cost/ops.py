@@ -100,6 +100,7 @@ class CostModel:
                  kernel_costs: dict[str, BodyCost] | None = None) -> None:
         self.module = module
         self.trip_counts = trip_counts
+        self._costs: dict[int, tuple[Instruction, Cost]] = {}  # id -> (instruction, its cost)
         # custom calls with no cost_estimate, costed from their decoded kernel bodies (by
         # instruction name; hloscope.mlir.cost.body_costs)
         self.kernel_costs = kernel_costs or {}
@@ -329,10 +330,15 @@ class CostModel:
 
     def cost(self, instr: Instruction) -> Cost:
         """FLOPs and bytes of one top-level instruction; `unknown` says when the FLOPs
-        could not be computed (they are then 0 in the totals, and reports say so)."""
-        c = self.compute(instr)
-        c.add(self.memory(instr))
-        return c
+        could not be computed (they are then 0 in the totals, and reports say so).
+        Computed once per instruction (the totals and the rows both ask): callers read
+        the Cost, never change it."""
+        found = self._costs.get(id(instr))
+        if found is None or found[0] is not instr:
+            c = self.compute(instr)
+            c.add(self.memory(instr))
+            self._costs[id(instr)] = found = (instr, c)
+        return found[1]
 
     def top_level(self) -> list[Instruction]:
         """Instructions that run as their own kernels: not inside fusions or reducers."""
