@@ -178,3 +178,21 @@ def test_markup_in_the_input_is_shown_as_text_and_never_runs(tmp_path):
         assert 'onload="window.__pwned=3"' in body
         assert page.locator("img").count() == 0
         assert problems == []
+
+
+def test_in_the_browser_a_measured_kernel_and_a_comparison(tmp_path):
+    """A Pallas kernel with its (synthetic, labelled) TPU capture, compared with another
+    compile: the kernels table and the A/B section render without errors."""
+    hlo = FIXTURES / "rules" / "T005" / "dma_bound_matmul_v5e.hlo.txt"
+    out = _report(tmp_path, str(hlo), "--trace", str(hlo.with_name("dma_bound_matmul_v5e.xplane.pb")),
+                  "--against", str(FIXTURES / "rules" / "T005" / "pipelined_matmul_v5e.hlo.txt"),
+                  "--chip", "v5e")
+    shots = screenshot_dir()
+    with page_of(out) as (page, problems):
+        for section in ("kernels", "compare"):
+            page.locator(f"#m1-{section}").evaluate("e => e.scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(shots / f"report-measured-{section}.png"))
+            print(f"screenshot: {shots / f'report-measured-{section}.png'}")
+        assert page.locator("#m1-k-t tbody tr").count() == 1
+        assert "3 runs" in page.inner_text("#m1-k-t")
+        assert problems == []

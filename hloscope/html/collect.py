@@ -135,8 +135,14 @@ def _graphs(page: ModulePage, module: Module, findings: list, groups: list[dict]
 
     from hloscope.render.graphviz import GraphOptions, render_graph
 
-    for g in groups[:GRAPHS]:
+    drawn: set[str] = set()
+    for g in groups:
+        if len(page.graphs) >= GRAPHS:
+            break
         first = g["occurrences"][0]
+        if first["instruction"] in drawn:
+            continue  # another group at the same place: one drawing shows both codes
+        drawn.add(first["instruction"])
         opts = GraphOptions(around=first["instruction"], depth=1, max_nodes=GRAPH_NODES,
                             findings=findings)
         try:
