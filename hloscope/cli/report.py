@@ -53,7 +53,8 @@ def report(
         built = build_report(paths, chip_name, trace, allow_mismatch, select,
                              progress=lambda p: typer.echo(f"analysing {p}", err=True), against=against)
     except (LintError, TraceError) as e:
-        fail(f"error: {e}")
+        message = str(e)
+        fail(message if ": error: " in message else f"error: {message}")
     for e in built.errors:
         typer.echo(e.render(), err=True)
     try:
