@@ -214,6 +214,15 @@ def _lines(path: str | Path) -> list[str]:
     return Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
 
 
+class SourceLines(dict):
+    """{path: its lines}, a path's lines read on first `get` when they are not in hand."""
+
+    def get(self, key, default=None):
+        if key in self and dict.get(self, key) is None:
+            self[key] = _lines(key)
+        return dict.get(self, key, default)
+
+
 def _chip(opts: LintOptions):
     if not opts.chip:
         return None
@@ -247,8 +256,10 @@ def _trace(opts: LintOptions, modules, chip):
 
 def _init_worker(cache_enabled: bool) -> None:
     from hloscope import cache
+    from hloscope._speed.process import tune_gc
 
     cache.set_enabled(cache_enabled)
+    tune_gc()  # as the CLI's own process runs
 
 
 def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
@@ -273,10 +284,15 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        # spawn, not fork: the caller may hold threads (JAX does) that fork would copy mid-flight
+        from hloscope._speed.process import may_fork
+
+        # fork when this process holds one thread (workers start at once, with hloscope
+        # already imported: spawning costs ~0.6 s a worker); else spawn: a caller's threads
+        # (JAX's) would be copied mid-flight by fork
+        method = "fork" if may_fork() else "spawn"
         with ProcessPoolExecutor(max_workers=min(jobs, len(files)), initializer=_init_worker,
                                  initargs=(cache.is_enabled(),),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+                                 mp_context=multiprocessing.get_context(method)) as pool:
             futures = [pool.submit(lint_one, f, opts) for f in files]
             for n, fut in enumerate(futures, 1):
                 results.append(fut.result())
@@ -304,7 +320,9 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
             raise LintError(str(e)) from None
         findings, baselined = apply_baseline(findings, known)
     reported = {f.file for f in findings}
-    sources = {str(f): read_lines.get(str(f)) or _lines(f) for f in files if str(f) in reported}
+    # the lines of each file with findings, for the text format's excerpts: read when first
+    # asked (JSON and SARIF never ask; the files parsed here are already in hand)
+    sources = SourceLines({str(f): read_lines.get(str(f)) for f in files if str(f) in reported})
     return LintReport(
         findings=findings, rules=[type(r) for r in rules], files=[str(f) for f in files],
         instructions=sum(r.instructions for r in results),
