@@ -185,14 +185,21 @@ def progress_bar() -> Callable[[int, int], None] | None:
     if not sys.stderr.isatty():
         return None
 
+    state: dict[str, Any] = {}
+
     def show(done: int, total: int) -> None:
         if total < 2:
             return
-        width = 30
-        filled = width * done // total
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+        if "bar" not in state:  # rich, loaded only when a bar is drawn
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            state["bar"] = Progress("linting", BarColumn(), MofNCompleteColumn(), "files",
+                                    TimeElapsedColumn(), console=Console(stderr=True), transient=False)
+            state["task"] = state["bar"].add_task("lint", total=total)
+            state["bar"].start()
+        state["bar"].update(state["task"], completed=done)
         if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+            state["bar"].stop()
 
     return show
