@@ -104,9 +104,9 @@ def test_overlays_round_trip_through_node_data_classes(tmp_path):
     values = static[module.entry.name]["results"]
     rows = roofline(module, get_chip("v5p")).rows
     top = max((r for r in rows if r.computation == module.entry.name), key=lambda r: r.t_bound)
-    from hloscope.explorer.graphs import module_graphs_index
+    from hloscope.explorer.graphs import built
 
-    graph, node = module_graphs_index(module)[top.instruction]
+    graph, node = built(module)[1][top.instruction]
     assert values[node]["value"] == pytest.approx(top.t_bound * top.times * 1e6, abs=1e-3)
     severity = json.loads((out / f"{module.name}.severity.json").read_text())
     assert set(v["value"] for v in severity[module.entry.name]["results"].values()) <= {1, 2, 3}

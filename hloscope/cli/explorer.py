@@ -41,7 +41,7 @@ def explorer(
     def run(modules: list) -> None:
         import json
 
-        from hloscope.explorer.graphs import explorer_graphs
+        from hloscope.explorer.graphs import built
         from hloscope.explorer.overlays import overlays
         from hloscope.lint import LintError, LintOptions, lint_files
         from model_explorer.utils import convert_adapter_response
@@ -61,10 +61,11 @@ def explorer(
             fail(f"error: cannot create {output}: {e.strerror}")
         written = []
         for m in modules:
-            graphs = output / f"{m.name}.graphs.json"
-            graphs.write_text(json.dumps(convert_adapter_response(explorer_graphs([m]))))
-            written.append(graphs)
-            for o in overlays(m, chip_name, report.findings, index):
+            graphs, where = built(m)  # one walk for the graphs and the overlays' nodes
+            path = output / f"{m.name}.graphs.json"
+            path.write_text(json.dumps(convert_adapter_response({"graphs": graphs})))
+            written.append(path)
+            for o in overlays(m, chip_name, report.findings, index, where):
                 path = output / f"{m.name}.{o.name}.json"
                 o.node_data().save_to_file(str(path))
                 written.append(path)

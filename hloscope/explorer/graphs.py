@@ -141,15 +141,14 @@ def _param_number(instr: Instruction) -> int | None:
 
 def module_graphs(module: Module) -> list:
     """The module's Model Explorer graphs, entry first."""
-    return _Builder(module).build()
+    return built(module)[0]
 
 
-def module_graphs_index(module: Module) -> dict[str, tuple[str, str]]:
-    """Instruction name -> (graph id, node id) of the node that shows it: itself, or for a
-    fusion its fused root."""
+def built(module: Module) -> tuple[list, dict[str, tuple[str, str]]]:
+    """(the module's graphs, instruction name -> (graph id, node id) of the node that shows
+    it: itself, or for a fusion its fused root), from one walk."""
     b = _Builder(module)
-    b.build()
-    return b.index
+    return b.build(), b.index
 
 
 def explorer_graphs(modules: list[Module]) -> dict:

@@ -36,18 +36,20 @@ class Overlay:
 
 
 def overlays(module: Module, chip_name: str | None = None, findings: list | None = None,
-             trace=None) -> list[Overlay]:
+             trace=None, where: dict[str, tuple[str, str]] | None = None) -> list[Overlay]:
     """Every overlay of the module; `findings` its lint findings, `trace` a joined
-    TraceIndex (measured time is left out without one)."""
+    TraceIndex (measured time is left out without one); `where` the graphs' node of each
+    instruction (hloscope.explorer.graphs.built) when the caller has built them."""
     from hloscope.cost.chips import chip_for
     from hloscope.cost.layout import logical_bytes, padded_bytes
     from hloscope.cost.liveness import memory
     from hloscope.cost.roofline import roofline
     from hloscope.mlir.cost import body_costs
 
-    from hloscope.explorer.graphs import module_graphs_index
+    if where is None:
+        from hloscope.explorer.graphs import built
 
-    where = module_graphs_index(module)  # instruction -> (graph, node showing it)
+        where = built(module)[1]  # instruction -> (graph, node showing it)
     spec, _ = chip_for(module, chip_name)
 
     def put(o: Overlay, name: str, value: float, worst: bool = False) -> None:
