@@ -36,6 +36,7 @@ def build_report(paths: list[Path], chip: str | None = None, trace: Path | None 
 
         profile = load_profile(trace)
     pages, errors = [], list(report.errors)
+    loaded = []  # each page's module
     for path in report.files:
         if path in failed:
             continue
@@ -50,8 +51,9 @@ def build_report(paths: list[Path], chip: str | None = None, trace: Path | None 
         for m in modules:
             pages.append(collect(m, path, [f for f in report.findings if f.file == path],
                                  chip, trace=index, lint_notes=_notes(report.notes, index)))
+            loaded.append(m)
     if against is not None:
-        _compare(pages, against, chip, report.findings, paths)
+        _compare(pages, loaded, against, chip, report.findings)
     title = ", ".join(p.name for p in pages[:3]) + (f" and {len(pages) - 3} more" if len(pages) > 3 else "")
     html = render_page(pages, title or "no module", [e.render() for e in errors],
                        trace=str(trace) if trace else None)
@@ -62,21 +64,20 @@ def _notes(notes: list[str], index) -> list[str]:
     return [n for n in notes if n.startswith("trace:") or index is None or "trace" not in n]
 
 
-def _compare(pages: list, against: Path, chip: str | None, findings: list, paths: list[Path]) -> None:
-    """Each page's A/B section (hloscope.diff) against the same module in `against`."""
+def _compare(pages: list, modules: list, against: Path, chip: str | None, findings: list) -> None:
+    """Each page's A/B section (hloscope.diff) against its module in `against`, paired as
+    `hloscope diff` pairs them."""
     from hloscope.cost.chips import chip_for
-    from hloscope.diff import Pair, side
+    from hloscope.diff import Pair, pair_modules, side
     from hloscope.lint import LintOptions, expand, lint_files
     from hloscope.parser import load
 
     before = [m for f in expand([against]) for m in load(f)]
     before_findings = lint_files([against], LintOptions(chip=chip)).findings
-    by_name = {m.name: m for m in before}
-    after = {m.name: m for p in paths for f in expand([p]) for m in load(f)}
-    for page in pages:
-        a = by_name.get(page.name) or (before[0] if len(before) == 1 and len(pages) == 1 else None)
-        b = after.get(page.name)
-        if a is None or b is None:
+    matched = {id(b): a for a, b in pair_modules(before, modules)[0]}
+    for page, b in zip(pages, modules, strict=True):
+        a = matched.get(id(b))
+        if a is None:
             page.notes.append(f"no module {page.name} in {against} to compare with")
             continue
         spec, _ = chip_for(b, chip)
