@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 
 from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE
@@ -88,9 +88,8 @@ class Collective:
         return self._sources
 
     def to_dict(self) -> dict:
-        out = {f.name: getattr(self, f.name) for f in fields(self)
-               if f.name not in ("sources_fn", "_sources")}
-        out = asdict_copy(out)
+        out = asdict(self)
+        del out["sources_fn"], out["_sources"]
         out["sources"] = [dict(x) for x in self.sources]
         out["async"] = out.pop("is_async")
         return out
@@ -177,12 +176,6 @@ def global_shape(param: Instruction) -> Shape:
         return shape
     tiles = sharding.tile_shape[: shape.rank]
     return Shape(shape.element_type, tuple(d * t for d, t in zip(shape.dims, tiles)), shape.dynamic)
-
-
-def asdict_copy(values: dict) -> dict:
-    """The field values as asdict gives them: lists copied."""
-    return {k: [list(x) if isinstance(x, (list, tuple)) else x for x in v] if isinstance(v, list) else v
-            for k, v in values.items()}
 
 
 class _Positions:
