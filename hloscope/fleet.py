@@ -65,10 +65,7 @@ def lint_on_dask(files: list[Path], opts, where: str, workers: int = 0, progress
 
 
 def _lint_task(path: Path, opts, cache_enabled: bool):
-    from hloscope import cache
-    from hloscope._speed.process import tune_gc
-    from hloscope.lint import lint_one
+    from hloscope.lint import lint_one, prepare_worker
 
-    cache.set_enabled(cache_enabled)
-    tune_gc()  # a worker lints as the CLI's own process does
+    prepare_worker(cache_enabled)
     return lint_one(path, opts)

@@ -254,12 +254,14 @@ def _trace(opts: LintOptions, modules, chip):
     return index, notes
 
 
-def _init_worker(cache_enabled: bool) -> None:
+def prepare_worker(cache_enabled: bool) -> None:
+    """Set up a process that lints files for another (a pool worker, a Dask task): the
+    caller's cache choice, and the collector tuned as the CLI's own process runs."""
     from hloscope import cache
     from hloscope._speed.process import tune_gc
 
     cache.set_enabled(cache_enabled)
-    tune_gc()  # as the CLI's own process runs
+    tune_gc()
 
 
 def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
@@ -290,7 +292,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
         # already imported: spawning costs ~0.6 s a worker); else spawn: a caller's threads
         # (JAX's) would be copied mid-flight by fork
         method = "fork" if may_fork() else "spawn"
-        with ProcessPoolExecutor(max_workers=min(jobs, len(files)), initializer=_init_worker,
+        with ProcessPoolExecutor(max_workers=min(jobs, len(files)), initializer=prepare_worker,
                                  initargs=(cache.is_enabled(),),
                                  mp_context=multiprocessing.get_context(method)) as pool:
             futures = [pool.submit(lint_one, f, opts) for f in files]
