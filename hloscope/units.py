@@ -19,3 +19,12 @@ def human_seconds(t: float, decimals: int = 2) -> str:
     if t >= 1e-3:
         return f"{t * 1e3:.{decimals}f} ms"
     return f"{t * 1e6:.2f} us"
+
+
+def human_si(v: float, unit: str = "", decimals: int | None = None) -> str:
+    """4.32 GFLOP: an SI prefix from k to P, the number as `g` or with `decimals`."""
+    for p, name in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= p:
+            number = f"{v / p:g}" if decimals is None else f"{v / p:.{decimals}f}"
+            return f"{number} {name}{unit}"
+    return f"{v:g} {unit}".rstrip()

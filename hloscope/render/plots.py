@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-from hloscope.units import human_bytes, human_seconds
+from hloscope.units import human_bytes, human_seconds, human_si
 
 W, H = 720, 400  # the drawing
 L, R, T, B = 80, 20, 20, 56  # margins: left axis labels, right, top, bottom axis labels
@@ -30,13 +30,6 @@ class Point:
 
 def _decades(lo: float, hi: float) -> list[float]:
     return [10.0 ** k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
-
-
-def _si(v: float, unit: str) -> str:
-    for p, name in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if v >= p:
-            return f"{v / p:g} {name}{unit}"
-    return f"{v:g} {unit}"
 
 
 def roofline_svg(points: list[Point], peak_flops: float, bandwidth: float, chip: str,
@@ -72,7 +65,7 @@ def roofline_svg(points: list[Point], peak_flops: float, bandwidth: float, chip:
         if y_lo <= y <= y_hi:
             out.append(f'<line x1="{L}" y1="{py(y):.1f}" x2="{W - R}" y2="{py(y):.1f}" stroke="#eee"/>'
                        f'<text x="{L - 6}" y="{py(y) + 4:.1f}" text-anchor="end" '
-                       f'class="tick">{_si(y, "")}</text>')
+                       f'class="tick">{human_si(y, "")}</text>')
     # the roof: bandwidth x intensity up to the ridge, then the peak
     roof = [(x_lo, min(peak_flops, bandwidth * x_lo)), (ridge, peak_flops), (x_hi, peak_flops)]
     roof = [(x, max(y, y_lo)) for x, y in roof]
@@ -84,8 +77,8 @@ def roofline_svg(points: list[Point], peak_flops: float, bandwidth: float, chip:
                    f'<text x="{px(ridge) + 4:.1f}" y="{H - B - 6}" class="note">ridge {ridge:.0f} '
                    f'FLOP/B</text>')
     # top left lies above the roof, where no op can be: the label never covers a point
-    out.append(f'<text x="{L + 6}" y="{T + 14}" class="note">roof: peak {_si(peak_flops, "FLOP/s")}, '
-               f'HBM {_si(bandwidth, "B/s")}</text>')
+    out.append(f'<text x="{L + 6}" y="{T + 14}" class="note">roof: peak {human_si(peak_flops, "FLOP/s")}, '
+               f'HBM {human_si(bandwidth, "B/s")}</text>')
     biggest = max((p.seconds for p in pts), default=0.0) or 1.0
     for p in sorted(pts, key=lambda p: -p.seconds):  # small points drawn last, on top
         r = 2.5 + 9 * math.sqrt(p.seconds / biggest)
@@ -178,7 +171,7 @@ def _byte_ticks(top: float) -> list[float]:
 
 
 def point_label(name: str, opcode: str, flops: float, nbytes: float, seconds: float) -> str:
-    return (f"%{name} ({opcode}): {_si(flops, 'FLOP')}, {human_bytes(nbytes)}, "
+    return (f"%{name} ({opcode}): {human_si(flops, 'FLOP')}, {human_bytes(nbytes)}, "
             f"{human_seconds(seconds)}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hloscope.units import human_bytes, human_seconds
 
-_FORMAT = {
+METRIC_FORMAT = {  # a diff total as its kind reads (the HTML report's A/B table too)
     "step_time": human_seconds, "exposed": human_seconds, "bytes": human_bytes,
     "hbm_peak": human_bytes, "flops": lambda v: f"{v:.4g}", "mfu": lambda v: f"{v:.1%}",
     "findings": lambda v: f"{v:.0f}",
@@ -25,7 +25,7 @@ def diff_text(record: dict) -> str:
         out.append("")
         out.append(f"HloModule {p['a']}" + (f" -> {p['b']}" if p["b"] != p["a"] else ""))
         for k, t in p["totals"].items():
-            fmt = _FORMAT[k]
+            fmt = METRIC_FORMAT[k]
             out.append(f"  {k:10} {fmt(t['a']):>14} -> {fmt(t['b']):>14}  {_change(t['a'], t['b'])}")
         out.append("  by category (static time; FLOPs; HBM bytes):")
         for k, c in p["categories"].items():
