@@ -6,7 +6,9 @@ and the Graphviz neighbourhoods of the worst finding groups."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from hloscope.ir import Module
+from hloscope.source import Source
 
 ROOFLINE_POINTS = 1500  # the costliest ops drawn in the scatter (the rest are counted)
 TOP_OPS = 40
@@ -46,9 +48,8 @@ def _groups(findings: list) -> list[dict]:
     for key, members in groups.items():
         first = members[0]
         src = first.source or {}
-        where = f"{src.get('file')}:{src.get('line')}" if src.get("file") else ""
-        if where and src.get("function"):
-            where += f" ({src['function']})"
+        where = Source(src.get("op_name", ""), src.get("file", ""), src.get("line", 0),
+                       src.get("function", "")).location
         out.append({
             "id": key[:16], "code": first.code, "name": first.name,
             "severity": str(first.severity), "severity_rank": int(first.severity),
