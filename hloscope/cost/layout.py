@@ -142,6 +142,13 @@ def logical_bytes(shape: Shape) -> int:
     return sum(m.logical_bytes for m in memory_leaves(shape))
 
 
+def padding_share(shape: Shape) -> float:
+    """Share of the shape's padded bytes that is padding (0 without tiled layouts)."""
+    leaves = memory_leaves(shape)
+    padded = sum(m.padded_bytes for m in leaves)
+    return (padded - sum(m.logical_bytes for m in leaves)) / padded if padded else 0.0
+
+
 def shape_facts(shape: Shape) -> dict | None:
     """`hloscope shape`'s record: logical vs padded size under the layout's tiles (None
     for a shape with no array data)."""

@@ -41,7 +41,7 @@ def overlays(module: Module, chip_name: str | None = None, findings: list | None
     TraceIndex (measured time is left out without one); `where` the graphs' node of each
     instruction (hloscope.explorer.graphs.built) when the caller has built them."""
     from hloscope.cost.chips import chip_for
-    from hloscope.cost.layout import logical_bytes, padded_bytes
+    from hloscope.cost.layout import padding_share
     from hloscope.cost.liveness import memory
     from hloscope.cost.roofline import roofline
     from hloscope.mlir.cost import body_costs
@@ -70,9 +70,7 @@ def overlays(module: Module, chip_name: str | None = None, findings: list | None
                       gradient=list(_RED))
     for comp in module.computations:
         for instr in comp.instructions:
-            padded = padded_bytes(instr.shape)
-            if padded:
-                put(padding, instr.name, round(100.0 * (padded - logical_bytes(instr.shape)) / padded, 1))
+            put(padding, instr.name, round(100.0 * padding_share(instr.shape), 1))
     live = Overlay("bytes_live_at_peak", "bytes of the node's result live at the static HBM peak")
     report = memory(module)
     for b in report.peak_live:

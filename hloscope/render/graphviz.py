@@ -262,12 +262,9 @@ def layout_change(instr: Instruction, module: Module) -> str:
 
 def padding_waste(instr: Instruction) -> float:
     """Share of the result's padded bytes that is padding (0 without tiled layouts)."""
-    from hloscope.cost.layout import logical_bytes, padded_bytes
+    from hloscope.cost.layout import padding_share
 
-    if instr.opcode in _QUIET:
-        return 0.0
-    padded = padded_bytes(instr.shape)
-    return (padded - logical_bytes(instr.shape)) / padded if padded else 0.0
+    return 0.0 if instr.opcode in _QUIET else padding_share(instr.shape)
 
 
 def costliest_region(comp: Computation, costs: dict[str, float], max_nodes: int) -> list[str]:
