@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from hloscope.cli.common import AutoChipOpt, Format, FormatOpt, NoCacheOpt, chip, emit, fail, use_cache
+from hloscope.cli.common import (
+    AutoChipOpt,
+    Format,
+    FormatOpt,
+    NoCacheOpt,
+    chip,
+    emit,
+    fail,
+    use_cache,
+)
 
 _PROFILE_SUFFIXES = (".xplane.pb", ".trace.json.gz", ".trace.json")
 

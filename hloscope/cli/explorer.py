@@ -41,10 +41,11 @@ def explorer(
     def run(modules: list) -> None:
         import json
 
+        from model_explorer.utils import convert_adapter_response
+
         from hloscope.explorer.graphs import built
         from hloscope.explorer.overlays import overlays
         from hloscope.lint import LintError, LintOptions, lint_files
-        from model_explorer.utils import convert_adapter_response
 
         try:
             report = lint_files([file], LintOptions(chip=chip_name, trace=trace))

@@ -22,7 +22,6 @@ on its own. Constants are XLA's own allocations, not counted in any of them.
 from __future__ import annotations
 
 import bisect
-
 import re
 from dataclasses import dataclass, field
 

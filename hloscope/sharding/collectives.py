@@ -15,7 +15,6 @@ per-link ICI bandwidth): a bidirectional ring over one mesh axis.
 from __future__ import annotations
 
 from collections.abc import Callable
-
 from dataclasses import asdict, dataclass, field
 
 from hloscope.cost.chips import Chip
