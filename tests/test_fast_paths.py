@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hloscope.ir.opcodes import async_shorthand
 from hloscope.parser import parse
 from hloscope.parser.attrs import KEY_RULES, parse_rule
-from hloscope.parser.fast.compact import MISSING, fast_value
+from hloscope.parser.fast.compact import _ACCEPTED, MISSING, accepted, fast_value
 from hloscope.parser.fast.patterns import LINE as _LINE
 from hloscope.parser.fast.scan import scan_instruction, scan_text
 from hloscope.parser.fast.shapes import fast_shape
@@ -108,7 +108,7 @@ def test_fast_shape_leaves_the_unusual_to_the_grammar(text):
 
 
 _COMPACT_RULES = ("int_list", "dim_labels", "name_list", "replica_groups", "window", "sharding",
-                  "program_shape", "record", "bool_list")
+                  "program_shape", "record", "bool_list", "slice_ranges", "padding", "shape_list")
 
 
 def test_fast_typed_values_equal_grammar():
@@ -130,7 +130,9 @@ def test_fast_typed_values_equal_grammar():
                        ("window", "{size=3x3 bogus=1}"), ("sharding", "{devices=[2,1]0,1}"),
                        ("sharding", "{replicated }"), ("record", '{a="x"b=1}'),
                        ("record", "{a=1.5}"), ("record", "{a={b=1}}"), ("bool_list", "{true, false}"),
-                       ("program_shape", "{(f32[2]{1})->f32[]}")]:
+                       ("program_shape", "{(f32[2]{1})->f32[]}"), ("slice_ranges", "{[0:1],[2:3]}"),
+                       ("slice_ranges", "{[0:1], [2]}"), ("padding", "1_2x"), ("padding", "1x2"),
+                       ("shape_list", "{f32[2]{1}}"), ("shape_list", "{f32[2], }")]:
         assert fast_value(rule, text) is MISSING, (rule, text)
 
 
@@ -144,6 +146,60 @@ def test_fast_typed_values_fail_like_the_grammar(rule, text):
     with pytest.raises(ValueError) as fast_err:
         fast_value(rule, text)
     assert str(fast_err.value) in str(grammar_err.value)
+
+
+def _grammar_takes(text: str) -> bool:
+    try:
+        parse_rule("generic", text)
+    except Exception:  # noqa: BLE001 - any refusal
+        return False
+    return True
+
+
+def test_untyped_values_the_fast_check_accepts_the_grammar_accepts():
+    """Header aliasing lists and MLIR-dictionary backend_configs are checked by a pattern
+    instead of Lark: every real value it accepts, the grammar accepts, and it accepts the
+    real ones (else Lark would still load for them)."""
+    taken = {key: 0 for key in _ACCEPTED}
+    for m in _modules():
+        values = [*m.attrs.items()] + [(k, v) for c in m.computations for i in c.instructions
+                                        for k, v in i.attrs.items() if k in _ACCEPTED]
+        for key, value in values:
+            if key in _ACCEPTED and accepted(key, value):
+                assert _grammar_takes(value), (key, value)
+                taken[key] += 1
+    assert taken["input_output_alias"] >= 10 and taken["backend_config"] >= 1, taken
+    assert taken["output_to_operand_aliasing"] >= 1, taken
+
+
+_SOUP = st.lists(st.sampled_from(["a", "x.y-z", "i64", "32", "-7", "0.5", "1.0e+00", "1e5", '"s t"',
+                                  ",", ":", "=", " ", "{", "}", "(", ")", "-", "1x2", "'", "@", "12ab",
+                                  "{0}", "may-alias", "[", "]"]), max_size=14)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_SOUP, st.sampled_from(sorted(_ACCEPTED)))
+def test_generated_values_the_fast_check_accepts_the_grammar_accepts(tokens, key):
+    text = "{" + "".join(tokens) + "}"
+    if accepted(key, text):
+        assert _grammar_takes(text), text
+
+
+def test_lint_of_the_corpus_dumps_does_not_load_the_grammar():
+    """Mixtral's 77 KB input_output_alias, slices, paddings, layout constraints and cuDNN
+    backend_configs are all read without Lark (its load alone was ~0.3 s of Mixtral's lint)."""
+    names = ["xla-benchmark-hlo/hlo_mixtral_8x7b_bf16_1x8.hlo",
+             "xla-cpu-benchmark-hlo/gemma3_1b_flax_call.hlo"]
+    paths = [ROOT.parent / "shared" / "corpus" / n for n in names]
+    if not all(p.exists() for p in paths):
+        pytest.skip("corpus not at hand")
+    code = ("import sys\nfrom hloscope import cache\ncache.set_enabled(False)\n"
+            "from hloscope.lint import LintOptions, lint_files\n"
+            "r = lint_files(sys.argv[1:], LintOptions())\n"
+            "assert not r.errors and r.findings, r.errors\nprint('lark' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, *map(str, paths)],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_terminals_read_from_grammar_text_equal_larks():

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hloscope.ir import Instruction
+from hloscope.parser.fast.compact import accepted
 
 MAX_BODY_BYTES = 64 << 20  # decoded kernel size we accept (a bound on base64 input)
 TEXT_IR_KEYS = ("ir", "mlir", "ttir", "triton_ir", "module")
@@ -37,6 +38,9 @@ class KernelBody:
 
 
 def _backend_config(instr: Instruction) -> dict[str, Any]:
+    raw = instr.raw_attr("backend_config")
+    if raw is None or (not raw[1:].lstrip().startswith(('"', "}")) and accepted("backend_config", raw)):
+        return {}  # none, or an MLIR attribute dictionary (a GPU custom call's): no JSON config
     config = instr.attr("backend_config")
     if isinstance(config, dict):
         return config

@@ -130,10 +130,14 @@ def parse_attr(key: str, text: str) -> Any:
 def force_attributes(modules: list[Module]) -> None:
     """Parse every instruction attribute value through its typed rule (strict mode does
     this; the module header's values are typed by validate, on both paths)."""
+    from hloscope.parser.fast.compact import accepted
+
     for module in modules:
         for comp in module.computations:
             for instr in comp.instructions:
                 for key, value in instr.attrs.items():
+                    if key not in KEY_RULES and value.startswith("{") and accepted(key, value):
+                        continue  # a form the grammar takes; nothing reads its tree now
                     try:
                         parse_attr(key, value)
                     except Exception as e:  # noqa: BLE001 - re-raised with a location

@@ -37,6 +37,25 @@ _FIELD_ITEM = re.compile(_FIELD)
 _PROGRAM = re.compile(r"\{\s*\((.*)\)\s*->\s*(.*?)\s*\}")
 _WINDOW_KEYS = ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal")
 _WINDOW = re.compile(r"\{((?:[a-z_]+=[-0-9_x]+)(?: [a-z_]+=[-0-9_x]+)*)?\}")
+# An aliasing list as the printer writes it: `{ {0}: (0, {}, may-alias), {1, 2}: (3, {0}) }`
+# (every token in it is an INT, a name, a comma, a colon or a bracket, so the grammar's
+# generic `braces` takes any text of this form).
+_INDEX = r"\{[ \t]*(?:[0-9]+(?:[ \t]*,[ \t]*[0-9]+)*)?[ \t]*\}"
+_ALIAS_ITEM = (rf"{_INDEX}[ \t]*:[ \t]*\([ \t]*[0-9]+[ \t]*,[ \t]*{_INDEX}"
+               r"(?:[ \t]*,[ \t]*(?:may|must)-alias)?[ \t]*\)")
+_ALIASING = re.compile(rf"\{{[ \t]*(?:{_ALIAS_ITEM}(?:[ \t]*,[ \t]*{_ALIAS_ITEM})*)?[ \t]*\}}")
+# A flat MLIR attribute dictionary, as custom-calls print backend_config when it is not
+# JSON: `{attn_heads = 32 : i64, dropout_probability = 0.000000e+00 : f64, mode = "x"}`:
+# names, numbers, strings, `,` `:` `=` (each a token the grammar's `braces` takes).
+_MLIR_TOKEN = (rf'{NAME}|-?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|-?[0-9]+(?![0-9A-Za-z_.])'
+               r'|"[^"\\\n]*"|[,:=]')
+_MLIR_DICT = re.compile(rf"\{{[ \t]*(?:(?:{_MLIR_TOKEN})[ \t]*)*\}}")
+# Untyped values (the grammar's `generic`) whose printed form a pattern proves the grammar
+# takes: checked without loading Lark (a caller asking for the value still gets its tree).
+_ACCEPTED = {"input_output_alias": _ALIASING, "output_to_operand_aliasing": _ALIASING,
+             "backend_config": _MLIR_DICT}
+_SLICES = re.compile(r"\{((?:\[-?[0-9]+:-?[0-9]+(?::-?[0-9]+)?\])(?:, \[-?[0-9]+:-?[0-9]+(?::-?[0-9]+)?\])*)?\}")
+_SLICE = re.compile(r"\[(-?[0-9]+):(-?[0-9]+)(?::(-?[0-9]+))?\]")
 _SHARDING = re.compile(rf"\{{(replicated|manual|unknown|maximal device=([0-9]+)"
                        rf"|devices={_IOTA.pattern}( last_tile_dim_replicate)?)\}}")
 
@@ -140,6 +159,28 @@ def _program_shape(text: str) -> Any:
     return tuple(shapes), result
 
 
+def _slices(text: str) -> Any:
+    if _SLICES.fullmatch(text) is None:
+        return MISSING
+    from hloscope.ir.values import SliceRange
+
+    return tuple(SliceRange(int(a), int(b), *((int(c),) if c else ()))
+                 for a, b, c in _SLICE.findall(text))
+
+
+def _padding(text: str) -> Any:
+    if not (terminal_regex("PAD").fullmatch(text) or terminal_regex("INT").fullmatch(text)):
+        return MISSING
+    return tuple(tuple(int(x) for x in part.split("_")) for part in text.split("x"))
+
+
+def _shape_list(text: str) -> Any:
+    if not (text.startswith("{") and text.endswith("}")):
+        return MISSING
+    shapes = fast_shape_list(text[1:-1])
+    return MISSING if shapes is None else tuple(shapes)
+
+
 def _record(text: str) -> Any:
     if _RECORD.fullmatch(text) is None:
         return MISSING
@@ -148,6 +189,13 @@ def _record(text: str) -> Any:
         kind = "STRING" if value.startswith('"') else ("INT" if value.lstrip("-").isdigit() else "NAME")
         out[key.lstrip("%")] = scalar_text(kind, value)
     return out
+
+
+def accepted(key: str, text: str) -> bool:
+    """Whether `text`, the value of an untyped attribute `key`, is in a printed form the
+    grammar takes (False: unknown; the grammar decides)."""
+    pattern = _ACCEPTED.get(key)
+    return pattern is not None and pattern.fullmatch(text) is not None
 
 
 def fast_value(rule: str, text: str) -> Any:
@@ -180,6 +228,12 @@ def fast_value(rule: str, text: str) -> Any:
         return _program_shape(text)
     elif rule == "record":
         return _record(text)
+    elif rule == "slice_ranges":
+        return _slices(text)
+    elif rule == "padding":
+        return _padding(text)
+    elif rule == "shape_list":
+        return _shape_list(text)
     elif rule == "bool_list":
         m = _BOOLS.fullmatch(text)
         if m is not None:
