@@ -6,17 +6,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hloscope.parser import ParseError, load
-from hloscope.parser.load import check_values, decode, read
+from hloscope.parser.errors import ParseError
 from hloscope.report.common import FileError, LintReport
 from hloscope.rules.base import Rule, Severity
-from hloscope.rules.config import Config
-from hloscope.rules.engine import run
-from hloscope.rules.registry import load_rules
-from hloscope.rules.select import select_rules
+
+if TYPE_CHECKING:
+    from hloscope.rules.config import Config
+# (the engine, registry and selection load when a file is linted: a run answered from the
+# cache needs none of them)
 
 
 @dataclass
@@ -49,6 +51,9 @@ def merge(config: Config, select=None, ignore=None, chip=None) -> LintOptions:
 
 
 def build_rules(opts: LintOptions) -> list[Rule]:
+    from hloscope.rules.registry import load_rules
+    from hloscope.rules.select import select_rules
+
     rules = load_rules()
     try:
         chosen = select_rules(rules, opts.select, opts.ignore)
@@ -99,14 +104,14 @@ def expand(paths: list[str | Path], pattern: str | None = None,
     (default: *.hlo.txt and *.hlo). A folder with none is an error entry in `empty` when
     given (the other inputs go on), else a LintError; a dumped module without that stage's
     text is a line in `notes`."""
-    from hloscope.dumpdir import is_dump_dir, module_files
-
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if not p.is_dir():
             out.append(p)
             continue
+        from hloscope.dumpdir import is_dump_dir, module_files
+
         patterns = [pattern] if pattern else list(DUMP_PATTERNS)
         dumps = [] if pattern else [d for d in (p, *sorted(x for x in p.rglob("*") if x.is_dir()))
                                     if is_dump_dir(d)]
@@ -137,6 +142,18 @@ class FileResult:
     suppressed: int
     error: FileError | None = None  # the file could not be linted: why, and where
     modules: list[dict] = field(default_factory=list)  # file, name, stage of each module
+    line_count: int = 0  # the file's lines, and the text of those its findings point at:
+    excerpts: dict[int, str] = field(default_factory=dict)  # what the text report shows
+
+    def source_lines(self) -> list[str] | None:
+        """The file's lines as the report needs them: those of its findings, the rest
+        empty (None when the result has none: linted elsewhere, or by an older result)."""
+        if not self.excerpts and self.findings:
+            return None
+        lines = [""] * self.line_count
+        for n, text in self.excerpts.items():
+            lines[n - 1] = text
+        return lines
 
 
 def _flag_files(path: Path | None) -> list:
@@ -178,6 +195,7 @@ def _lint(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | None]:
 
 def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | None]:
     from hloscope import cache
+    from hloscope.parser.files import read
 
     data = read(path)
     k = cache.key(data, _options_key(opts, path)) if cache.is_enabled() and opts.trace is None else ""
@@ -188,6 +206,9 @@ def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | N
         hit.findings = [f if f.file == str(path) else replace(f, file=str(path)) for f in hit.findings]
         hit.modules = [{**m, "file": str(path)} for m in hit.modules]
         return hit, None
+    from hloscope.parser.load import check_values, decode, load
+    from hloscope.rules.engine import run
+
     chip = _chip(opts)
     rules = build_rules(opts)
     text = decode(data, str(path))
@@ -204,7 +225,9 @@ def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | N
     result = run(modules, rules, chip=chip, sources={str(path): lines}, trace=index, stage=opts.stage,
                  flags=opts.flags)
     out = FileResult(result.findings, notes + result.notes, result.instructions, result.suppressed,
-                     modules=result.modules)
+                     modules=result.modules, line_count=len(lines),
+                     excerpts={f.line: lines[f.line - 1] for f in result.findings
+                               if 0 < f.line <= len(lines)})
     if k:
         cache.put("lint", k, out)
     return out, lines
@@ -254,6 +277,23 @@ def _trace(opts: LintOptions, modules, chip):
     return index, notes
 
 
+def _checked_rules(opts: LintOptions) -> list | Callable[[], list]:
+    """The classes of the rules `opts` selects, after checking the selection and options
+    (a LintError); or, when this hloscope already checked the same options (the cache
+    says so) and no plug-in may add rules, a function giving them: a run answered from
+    the cache then never imports a rule (only SARIF output asks for their classes)."""
+    from hloscope import cache
+    from hloscope._speed.plugins import may_have_plugins
+
+    k = cache.key("rule selection", _options_key(opts)) if cache.is_enabled() else ""
+    if k and not may_have_plugins() and cache.get("selection", k) is not None:
+        return lambda: [type(r) for r in build_rules(opts)]
+    rules = [type(r) for r in build_rules(opts)]
+    if k:
+        cache.put("selection", k, [r.code for r in rules])
+    return rules
+
+
 def prepare_worker(cache_enabled: bool) -> None:
     """Set up a process that lints files for another (a pool worker, a Dask task): the
     caller's cache choice, and the collector tuned as the CLI's own process runs."""
@@ -276,7 +316,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
     missing: list[FileError] = []
     expand_notes: list[str] = []
     files = expand(paths, empty=missing, stage=opts.stage, notes=expand_notes)
-    rules = build_rules(opts)  # validates the selection and options up front
+    rules = _checked_rules(opts)  # validates the selection and options up front
     _chip(opts)
     results: list[FileResult] = []
     read_lines: dict[str, list[str]] = {}  # the files this process parsed (serial runs)
@@ -308,6 +348,11 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
                 read_lines[str(f)] = lines
             if progress:
                 progress(n, len(files))
+    for f, r in zip(files, results):  # (lines a parallel or cached result carries)
+        if str(f) not in read_lines and r.error is None:
+            lines = r.source_lines()
+            if lines is not None:
+                read_lines[str(f)] = lines
     errors = missing + [r.error for r in results if r.error is not None]
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: (-f.sort_cost, f.file, f.line, f.column, f.code))
@@ -326,7 +371,7 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
     # asked (JSON and SARIF never ask; the files parsed here are already in hand)
     sources = SourceLines({str(f): read_lines.get(str(f)) for f in files if str(f) in reported})
     return LintReport(
-        findings=findings, rules=[type(r) for r in rules], files=[str(f) for f in files],
+        findings=findings, rules=rules, files=[str(f) for f in files],
         instructions=sum(r.instructions for r in results),
         suppressed=sum(r.suppressed for r in results), baselined=baselined,
         notes=notes, sources=sources, errors=errors,
@@ -338,6 +383,8 @@ def lint_modules(modules: list, opts: LintOptions, trace=None,
                  sources: dict[str, list[str]] | None = None) -> LintReport:
     """Lint parsed modules (the API's way in): `trace` a joined TraceIndex, `sources` each
     module path's lines (for inline suppressions and the text format's excerpts)."""
+    from hloscope.rules.engine import run
+
     rules = build_rules(opts)
     result = run(modules, rules, chip=_chip(opts), sources=sources, trace=trace, stage=opts.stage,
                  flags=opts.flags)

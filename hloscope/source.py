@@ -8,8 +8,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hloscope.ir import Instruction, Module
+if TYPE_CHECKING:  # (the text report maps source roots without loading the IR)
+    from hloscope.ir import Instruction, Module
 
 # Layer and instance numbers in op_names and names: `layers_3/attn`, `while/body/dot.7`.
 _NUMBER = re.compile(r"\d+")

@@ -15,8 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hloscope.ir import Module
+if TYPE_CHECKING:
+    from hloscope.ir import Module
 
 BEFORE = "before_optimizations"
 AFTER = "after_optimizations"

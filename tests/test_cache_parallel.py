@@ -51,6 +51,44 @@ def test_cached_lint_equals_fresh_lint(tmp_path, monkeypatch):
     assert warm.instructions == fresh.instructions
 
 
+def test_cached_lint_prints_what_a_fresh_lint_prints_and_loads_no_parser(tmp_path):
+    """A re-lint answered from the cache gives the same text, SARIF (rule metadata) and JSON
+    output, with each finding's source excerpt, without importing the scanner or a rule;
+    a directory linted in two processes shows the same excerpts as the serial run."""
+    import subprocess
+    import sys
+
+    files = [str(FIXTURES / "tpu" / "llm_v5p_16.hlo.txt"),
+             str(FIXTURES / "rules" / "H003" / "narrow_kernel_operand_v5e.hlo.txt")]
+    code = ("import sys\nfrom hloscope.lint import LintOptions, lint_files\n"
+            "from hloscope.report import render\n"
+            "r = lint_files(sys.argv[2:], LintOptions())\n"
+            "print(render(sys.argv[1], r))\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('hloscope.parser.fast', "
+            "'hloscope.rules.h', 'hloscope.rules.engine'))))")
+    env = {**__import__("os").environ, "HLOSCOPE_CACHE_DIR": str(tmp_path / "c")}
+
+    def run(fmt):
+        done = subprocess.run([sys.executable, "-c", code, fmt, *files], capture_output=True,
+                              text=True, env=env, check=True)
+        out, _, loaded = done.stdout.rstrip("\n").rpartition("\n")
+        return out, loaded
+
+    fresh, loaded = run("text")
+    assert "hloscope.parser.fast.scan" in loaded and " | " in fresh  # excerpts shown
+    for fmt in ("text", "json"):
+        cached, loaded = run(fmt)
+        assert loaded == "[]"
+        if fmt == "text":
+            assert cached == fresh
+    sarif, loaded = run("sarif")  # its rule metadata: the rule classes load, the parser not
+    assert '"id": "H003"' in sarif and "scan" not in loaded and "h003_padding_waste" in loaded
+    two = lint_files(files, LintOptions(), jobs=2)
+    from hloscope.report import render
+
+    assert render("text", two) == fresh
+
+
 def test_changed_options_or_file_miss_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "c"))
     src = FIXTURES / "rules" / "H003" / "narrow_kernel_operand_v5e.hlo.txt"

@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hloscope._speed.nogc import no_cyclic_gc
-from hloscope.ir import Module
-from hloscope.parser.asyncs import wrap_async_shorthand
 from hloscope.parser.errors import ParseError, from_lark
-from hloscope.parser.fast.scan import MAX_NESTING, ScanMiss, scan_text
-from hloscope.parser.reader import lark_errors, locate_attr
+from hloscope.parser.files import MAX_FILE_BYTES, MAX_NESTING, read  # noqa: F401 - (load's callers)
 from hloscope.parser.text import nesting_beyond
-from hloscope.parser.validate import validate
+
+if TYPE_CHECKING:
+    from hloscope.ir import Module
+# (the scanner, the reader and the checks load with the first parse: importing the
+# package, as a run answered from the cache does, compiles none of their patterns)
 
 # Parsing, typing and printing a shape recurse once or twice per nesting level: the
 # interpreter's limit (1000 by default) is raised to cover MAX_NESTING (a deeper text is
 # refused first, with its place). Pickling such a module for the cache works too (tested).
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 16 * MAX_NESTING))
-
-# Resource bounds; raise them with these environment variables.
-MAX_FILE_BYTES = int(os.environ.get("HLOSCOPE_MAX_FILE_BYTES", str(4 << 30)))
 
 
 def _check_nesting(text: str, path: str) -> None:
@@ -82,6 +80,10 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
 
 
 def _parse(text: str, path: str, strict: bool) -> list[Module]:
+    from hloscope.parser.fast.scan import ScanMiss, scan_text
+    from hloscope.parser.reader import lark_errors, locate_attr
+    from hloscope.parser.validate import validate
+
     if not text or text.isspace():
         raise ParseError("empty input; expected 'HloModule'", path, 1, 1)
     if not strict:  # (the scan leaves lines nested deeper than MAX_NESTING to the grammar)
@@ -128,6 +130,8 @@ def _parse(text: str, path: str, strict: bool) -> list[Module]:
 
 def _finished(modules: list[Module]) -> list[Module]:
     """What XLA's parser adds after reading: the computations async shorthand wraps."""
+    from hloscope.parser.asyncs import wrap_async_shorthand
+
     for module in modules:
         wrap_async_shorthand(module)
     return modules
@@ -156,25 +160,13 @@ def check_values(modules: list[Module], lines: list[str], path: str) -> None:
     `lint` do so after a default parse, so that both accept exactly the same files);
     memoized by text, so a dump's repeated values cost once."""
     from hloscope.parser.attrs import AttributeParseError, force_attributes
+    from hloscope.parser.reader import locate_attr
 
     try:
         force_attributes(modules)
     except AttributeParseError as e:
         raise locate_attr(e.instr, e.key, e.cause, path, lines,
                           value=e.instr.attrs.get(e.key)) from None
-
-
-def read(path: str | Path) -> bytes:
-    """A file's bytes, refusing files over MAX_FILE_BYTES, with located errors."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ParseError(f"{size} bytes, over the {MAX_FILE_BYTES}-byte limit "
-                             "(HLOSCOPE_MAX_FILE_BYTES raises it)", str(path), 0, 0)
-        return p.read_bytes()
-    except OSError as e:
-        raise ParseError(f"cannot read file: {e.strerror or e}", str(path), 0, 0) from None
 
 
 def load(path: str | Path, strict: bool = False, data: bytes | None = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hloscope.rules.base import Finding, Rule
@@ -49,7 +50,9 @@ class FileError:
 @dataclass
 class LintReport:
     findings: list[Finding]
-    rules: list[type[Rule]]  # the rules that ran, for SARIF's tool.driver.rules
+    # the rules that ran, for SARIF's tool.driver.rules (or a function giving them, called
+    # on first use: a run answered from the cache loads no rule): see rule_classes
+    rules: list[type[Rule]] | Callable[[], list[type[Rule]]]
     files: list[str]
     instructions: int = 0
     suppressed: int = 0
@@ -60,6 +63,11 @@ class LintReport:
     modules: list[dict] = field(default_factory=list)  # file, name, compile stage of each module
     expand: bool = False  # text output: each finding of a group on its own (--expand)
     source_root: str | None = None  # --source-root: where the program's files are here
+
+    def rule_classes(self) -> list[type[Rule]]:
+        if callable(self.rules):
+            self.rules = self.rules()
+        return self.rules
 
     def to_dict(self) -> dict:
         """The JSON output of `hloscope lint`."""

@@ -14,7 +14,7 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def render(report: LintReport) -> str:
-    rules = sorted({r.code: r for r in report.rules}.values(), key=lambda r: r.code)
+    rules = sorted({r.code: r for r in report.rule_classes()}.values(), key=lambda r: r.code)
     index = {r.code: k for k, r in enumerate(rules)}
     driver_rules = [
         {

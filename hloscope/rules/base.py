@@ -8,13 +8,13 @@ from enum import IntEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from hloscope.ir import Computation, Instruction, Module
 from hloscope.resources import rule_docs_dir
 from hloscope.stage import AFTER, BEFORE, Stage, detect_stage
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (a lint answered from the cache unpickles findings and loads no IR)
     from hloscope.cost.chips import Chip
     from hloscope.cost.ops import CostModel
+    from hloscope.ir import Computation, Instruction, Module
 
 
 MATMUL = frozenset({"dot", "convolution"})

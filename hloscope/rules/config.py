@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,8 +74,13 @@ def _read(path: Path, required: bool) -> Config | None:
         if required:
             raise ConfigError(f"{path}: no such file")
         return None
+    import tomllib
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        if path.name == "pyproject.toml" and not required and "hloscope" not in text:
+            return None  # another tool's project file: no [tool.hloscope] to read in it
+        data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
     if path.name == "pyproject.toml":

@@ -14,7 +14,6 @@ location.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -37,6 +36,7 @@ from hloscope.parser.fast.patterns import (
     literal_ok,
     top_level_blank,
 )
+from hloscope.parser.files import MAX_NESTING
 from hloscope.parser.reader import READER
 from hloscope.parser.text import (
     Unbalanced,
@@ -46,11 +46,6 @@ from hloscope.parser.text import (
     strip_comments,
     unquote,
 )
-
-# Deeper bracket nesting is refused (a deep-tuple bomb); HLOSCOPE_MAX_NESTING raises it.
-# (XLA's parser takes tuples nested thousands deep; 1024 levels and the interpreter's
-# recursion limit raised to cover them: hloscope.parser.load)
-MAX_NESTING = int(os.environ.get("HLOSCOPE_MAX_NESTING", "1024"))
 
 _NAME = rf"%?{NAME}"
 _NAME_RE = re.compile(_NAME)
