@@ -147,8 +147,8 @@ class FileResult:
 
     def source_lines(self) -> list[str] | None:
         """The file's lines as the report needs them: those of its findings, the rest
-        empty (None when the result has none: linted elsewhere, or by an older result)."""
-        if not self.excerpts and self.findings:
+        empty (None for a result that was not linted: an error)."""
+        if not self.line_count:
             return None
         lines = [""] * self.line_count
         for n, text in self.excerpts.items():
@@ -175,14 +175,9 @@ def _options_key(opts: LintOptions, path: Path | None = None) -> str:
 
 
 def lint_one(path: Path, opts: LintOptions) -> FileResult:
-    """Findings for one file (from the cache when file, options and hloscope are unchanged)."""
-    return _lint(path, opts)[0]
-
-
-def _lint(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | None]:
-    """lint_one's result, and the file's lines when it was parsed (None from the cache):
-    the report shows them, so it need not read the file again. A file that cannot be
-    linted gives a result holding its error: the run goes on with the other files."""
+    """Findings for one file (from the cache when file, options and hloscope are unchanged).
+    A file that cannot be linted gives a result holding its error: the run goes on with
+    the other files."""
     try:
         return _lint_file(path, opts)
     except LintError:
@@ -190,10 +185,10 @@ def _lint(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | None]:
     except Exception as e:  # noqa: BLE001 - one file must not sink the run
         if opts.raise_errors:
             raise
-        return FileResult([], [], 0, 0, FileError.of(str(path), e)), None
+        return FileResult([], [], 0, 0, FileError.of(str(path), e))
 
 
-def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | None]:
+def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     from hloscope import cache
     from hloscope.parser.files import read
 
@@ -205,15 +200,17 @@ def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | N
 
         hit.findings = [f if f.file == str(path) else replace(f, file=str(path)) for f in hit.findings]
         hit.modules = [{**m, "file": str(path)} for m in hit.modules]
-        return hit, None
+        return hit
     from hloscope.parser.load import check_values, decode, load
+    from hloscope.parser.text import Lines
     from hloscope.rules.engine import run
 
     chip = _chip(opts)
     rules = build_rules(opts)
     text = decode(data, str(path))
     modules = load(path, strict=opts.strict, data=data, text=text)
-    lines = text.splitlines()
+    del data  # (the file's bytes: the text and the modules are what is needed now)
+    lines = Lines(text)
     check_values(modules, lines, str(path))  # every value typed: what `parse` accepts, no more
     index, notes = _trace(opts, modules, chip)
     if chip is None and index is not None:
@@ -230,7 +227,7 @@ def _lint_file(path: Path, opts: LintOptions) -> tuple[FileResult, list[str] | N
                                if 0 < f.line <= len(lines)})
     if k:
         cache.put("lint", k, out)
-    return out, lines
+    return out
 
 
 def _lines(path: str | Path) -> list[str]:
@@ -319,7 +316,6 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
     rules = _checked_rules(opts)  # validates the selection and options up front
     _chip(opts)
     results: list[FileResult] = []
-    read_lines: dict[str, list[str]] = {}  # the files this process parsed (serial runs)
     if runner is not None:
         results = runner(files, opts, progress)
     elif jobs > 1 and len(files) > 1:
@@ -342,17 +338,9 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
                     progress(n, len(files))
     else:
         for n, f in enumerate(files, 1):
-            result, lines = _lint(f, opts)
-            results.append(result)
-            if lines is not None:
-                read_lines[str(f)] = lines
+            results.append(lint_one(f, opts))
             if progress:
                 progress(n, len(files))
-    for f, r in zip(files, results):  # (lines a parallel or cached result carries)
-        if str(f) not in read_lines and r.error is None:
-            lines = r.source_lines()
-            if lines is not None:
-                read_lines[str(f)] = lines
     errors = missing + [r.error for r in results if r.error is not None]
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: (-f.sort_cost, f.file, f.line, f.column, f.code))
@@ -367,9 +355,10 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
             raise LintError(str(e)) from None
         findings, baselined = apply_baseline(findings, known)
     reported = {f.file for f in findings}
-    # the lines of each file with findings, for the text format's excerpts: read when first
-    # asked (JSON and SARIF never ask; the files parsed here are already in hand)
-    sources = SourceLines({str(f): read_lines.get(str(f)) for f in files if str(f) in reported})
+    # the lines of each file with findings, for the text format's excerpts: each result
+    # carries its findings' lines (a result without them: the file is read when asked)
+    sources = SourceLines({str(f): r.source_lines() for f, r in zip(files, results)
+                           if str(f) in reported})
     return LintReport(
         findings=findings, rules=rules, files=[str(f) for f in files],
         instructions=sum(r.instructions for r in results),

@@ -466,3 +466,31 @@ def test_debug_table_records_read_as_the_grammar_reads_them():
     good = module.format("%file_name_id=1, line=3")
     assert parse(good, "m.hlo")[0].file_locations == parse(good, "m.hlo", strict=True)[0].file_locations \
         == {1: {"file_name_id": 1, "line": 3}}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "", "b c", "\r", "%x = f32[] parameter(0)"]), max_size=8),
+       st.booleans())
+def test_lines_by_offset_equal_the_split_lines(parts, final_break):
+    """lint's lines (found through the offsets of the line breaks) are the lines the parser
+    numbers: text.split('\\n') less a final empty one, a '\\r' before a break dropped."""
+    from hloscope.parser.text import Lines
+
+    text = "\n".join(parts) + ("\n" if final_break and parts else "")
+    want = [p[:-1] if p.endswith("\r") else p for p in text.split("\n")]
+    if not text or text.endswith("\n"):
+        want.pop()
+    lines = Lines(text)
+    assert len(lines) == len(want) and list(lines) == want and lines[1:3] == want[1:3]
+    if want:
+        assert lines[-1] == want[-1]
+    with pytest.raises(IndexError):
+        lines[len(want)]
+
+
+def test_lines_of_real_dumps_equal_their_splitlines():
+    from hloscope.parser.text import Lines
+
+    for path in fixture_files()[:20] + corpus_files()[:10]:
+        text = path.read_text()
+        assert list(Lines(text)) == text.splitlines(), path

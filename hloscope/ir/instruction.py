@@ -87,6 +87,13 @@ class Instruction:
             self._attrs = self._reader().split(self.attr_text) if self.attr_text else {}
         return self._attrs
 
+    def attrs_once(self) -> dict[str, str]:
+        """`attrs`, without keeping the split when it was not made yet: for a walk over
+        every instruction's attributes (a large dump's dicts cost more than its text)."""
+        if self._attrs is not None:
+            return self._attrs
+        return self._reader().split(self.attr_text) if self.attr_text else {}
+
     def may_have(self, key: str) -> bool:
         """False when the instruction certainly has no attribute `key`, without splitting."""
         if self._attrs is not None:

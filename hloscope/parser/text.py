@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
+from array import array
+from collections.abc import Sequence
 from typing import Any
+
+_BREAK = re.compile("\n")
 
 # A quoted string, or a comment (group 1): comments are removed, strings kept.
 _COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|(/\*.*?\*/|//[^\n]*)', re.S)
@@ -151,3 +155,39 @@ def scalar_text(kind: str, text: str) -> Any:
     if kind == "NAME":
         return text.lstrip("%")
     return text
+
+
+class Lines(Sequence[str]):
+    """A text's lines by index, as `text.split("\\n")` numbers them (the parser's line
+    numbers; a final line break ends the last line, a `\\r` before a break is dropped),
+    found through the offsets of the breaks: the list of a large dump's 50,000 line
+    strings costs several MB, and a lint looks at a few hundred lines."""
+
+    __slots__ = ("_breaks", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._breaks: array | None = None
+
+    def _ends(self) -> array:
+        if self._breaks is None:
+            self._breaks = array("q", (m.start() for m in _BREAK.finditer(self.text)))
+        return self._breaks
+
+    def __len__(self) -> int:
+        breaks = self._ends()
+        return len(breaks) + (0 if self.text.endswith("\n") or not self.text else 1)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(len(self)))]
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("line index out of range")
+        breaks = self._ends()
+        start = breaks[index - 1] + 1 if index else 0
+        end = breaks[index] if index < len(breaks) else len(self.text)
+        line = self.text[start:end]
+        return line[:-1] if line.endswith("\r") else line
