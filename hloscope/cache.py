@@ -17,7 +17,9 @@ from typing import Any
 from hloscope._version import __version__
 from hloscope.resources import grammar_path
 
-_state = {"enabled": True}  # the CLI's --no-cache turns it off for the process
+_state = {"enabled": True,  # the CLI's --no-cache turns it off for the process
+          "background": False}  # large entries written after the output (the CLI's)
+_deferred: list[tuple[str, str, Any]] = []
 # (hashlib, pickle and tempfile are imported where used: a --no-cache run needs none)
 
 
@@ -28,6 +30,34 @@ def set_enabled(enabled: bool) -> None:
 
 def is_enabled() -> bool:
     return _state["enabled"]
+
+
+def write_in_background() -> None:
+    """Let `put(..., background=True)` defer its entry until the command's output is out
+    (hloscope._speed.process.after_output), then hand it to a child the process does not
+    wait for (hloscope._speed.fork.before_exit; written here where it may not fork):
+    pickling a parsed module costs up to as much as parsing it, and the user need not
+    wait for it. Writing at the end also spares the command the copy-on-write faults a
+    fork in mid-command costs. The CLI does this."""
+    from hloscope._speed.process import after_output
+
+    if not _state["background"]:
+        _state["background"] = True
+        after_output(_write_deferred)
+
+
+def _write_deferred() -> None:
+    from hloscope._speed.fork import before_exit
+
+    entries = list(_deferred)
+    _deferred.clear()
+
+    def write_all() -> None:
+        for entry in entries:
+            _write(*entry)
+
+    if entries and not before_exit(write_all):
+        write_all()
 
 
 def cache_dir() -> Path:
@@ -71,26 +101,40 @@ def get(kind: str, k: str) -> Any | None:
         return None
     import pickle
 
+    from hloscope._speed.nogc import no_cyclic_gc
+
     path = cache_dir() / kind / f"{k}.pickle"
     try:
-        with path.open("rb") as f:
+        with path.open("rb") as f, no_cyclic_gc():  # (a module: ~100k objects, no cycles)
             return pickle.load(f)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
         return None
 
 
-def put(kind: str, k: str, value: Any) -> None:
+def put(kind: str, k: str, value: Any, background: bool = False) -> None:
+    """Keep `value` under (kind, k); `background`: a large entry, written after the output
+    when the process allows it (write_in_background), else now."""
     if not _state["enabled"]:
         return
+    if background and _state["background"]:
+        _deferred.append((kind, k, value))
+        return
+    _write(kind, k, value)
+
+
+def _write(kind: str, k: str, value: Any) -> None:
     import pickle
     import tempfile
 
     folder = cache_dir() / kind
+    tmp = None
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, folder / f"{k}.pickle")
-    except (OSError, pickle.PicklingError):
-        pass  # a cache is an optimisation: never fail the command over it
+    except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+        # a cache is an optimisation: never fail the command over it (nor leave a part)
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)

@@ -10,6 +10,8 @@ reaches into the interpreter itself.
 | cyclic garbage collector paused while parsing | nogc | collector left alone |
 | compiled regular expressions kept on disk (CPython's private `re` internals) | regex_cache | `re.compile` |
 | collector thresholds raised and `os._exit` after a CLI command | process | defaults, `sys.exit` |
+| numpy's OpenBLAS kept to one thread in the CLI's process (so it may fork) | process | numpy's default |
+| large cache entries written after the output, by a detached process | fork, process | written when made |
 | a large module parsed or counted in two processes | process (may_fork, may_spawn), fork | one process |
 | installed distributions scanned for rule plug-ins without importlib.metadata | plugins | importlib.metadata |
 """

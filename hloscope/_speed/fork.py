@@ -68,3 +68,32 @@ def forked(child: Callable[[Peer], None]) -> Iterator[Peer]:
         os.close(from_child)
         os.close(to_child)
         os.waitpid(pid, 0)
+
+
+def before_exit(work: Callable[[], None]) -> bool:
+    """For a process about to leave (hloscope._speed.process.run_command's last step): run
+    work() in a forked child and return True at once, without waiting for it (when this
+    process leaves, the child passes to init, which reaps it); or return False when this
+    process may not fork (the caller then does the work itself). The child's standard
+    streams go to /dev/null, so a reader of this process's output does not wait for it.
+    Never from a process that goes on: its children would stay unreaped."""
+    from hloscope._speed.process import may_fork
+
+    if not may_fork():
+        return False
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:  # pragma: no cover - the child (coverage does not follow forks)
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            with no_cyclic_gc():
+                work()
+        except BaseException:  # noqa: BLE001 - nobody to tell: the work is an optimisation
+            pass
+        finally:
+            os._exit(0)
+    return True

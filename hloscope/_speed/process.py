@@ -16,6 +16,7 @@ from collections.abc import Callable
 from hloscope._speed import enabled
 
 _spawn = {"allowed": False}
+_after_output: list[Callable[[], None]] = []  # run_command's work once the output is out
 
 
 def allow_spawn(allowed: bool = True) -> None:
@@ -55,10 +56,25 @@ def tune_gc() -> None:
         gc.set_threshold(200_000, 30, 30)
 
 
+def after_output(work: Callable[[], None]) -> None:
+    """Have run_command do `work` after the command's output is flushed (the cache's
+    deferred writes: see hloscope.cache.write_in_background)."""
+    _after_output.append(work)
+
+
+def one_blas_thread() -> None:
+    """With the tricks on, numpy's OpenBLAS starts no thread of its own in this process
+    (unless the user set OPENBLAS_NUM_THREADS): hloscope does no linear algebra (numpy
+    only masks arrays in hloscope.cost.liveness), and a second thread forbids may_fork."""
+    if enabled() and "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def run_command(main: Callable[[], object]) -> int:
     """Run `main` (a CLI app) and return its exit code; with the tricks on, never returns:
-    flushes and leaves at once."""
+    flushes, does the work registered with after_output, and leaves at once."""
     tune_gc()
+    one_blas_thread()
     try:
         main()
         code = 0
@@ -68,11 +84,22 @@ def run_command(main: Callable[[], object]) -> int:
         else:
             print(e.code, file=sys.stderr)
             code = 1
+    if not enabled():  # the plain path: the work now, then leave as Python does
+        _run_after_output()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (BrokenPipeError, ValueError):  # a closed pipe: nothing left to say
             pass
     if enabled():
+        _run_after_output()  # (the last thing before leaving: see fork.before_exit)
         os._exit(code)
     return code
+
+
+def _run_after_output() -> None:
+    while _after_output:
+        try:
+            _after_output.pop(0)()
+        except Exception:  # noqa: BLE001 - the command's own result is already out
+            pass

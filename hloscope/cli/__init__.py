@@ -29,6 +29,9 @@ def run() -> NoReturn:
             sys.exit(2)
 
     allow_spawn()  # (our main module is guarded: workers may re-import it)
+    from hloscope import cache
+
+    cache.write_in_background()  # (the command exits next: it need not wait for the write)
     sys.exit(run_command(main))
 
 

@@ -185,5 +185,5 @@ def load(path: str | Path, strict: bool = False, data: bytes | None = None,
         return modules
     modules = parse(text if text is not None else decode(data, str(path)), str(path), strict=strict)
     if k:
-        cache.put("modules", k, modules)
+        cache.put("modules", k, modules, background=True)
     return modules
