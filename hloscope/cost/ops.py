@@ -107,13 +107,18 @@ class CostModel:
         self._computation_flops: dict[str, Cost] = {}
 
     # -- helpers
-    def _shape_of(self, comp: Computation, name: str, index: int, instr: Instruction) -> Shape:
-        return instr.operand_shape(index) or comp[name].shape
-
     def operand_shapes(self, instr: Instruction) -> list[Shape]:
         comp = self.module.by_name.get(instr.computation)
-        return [self._shape_of(comp, n, k, instr) for k, n in enumerate(instr.operands)
-                if comp is not None and (n in comp or k < len(instr.operand_shapes))]
+        if comp is None:
+            return []
+        by_name, printed = comp.by_name, instr.operand_shapes
+        out = []
+        for k, n in enumerate(instr.operands):  # (a collective may read hundreds)
+            if k < len(printed) and printed[k]:
+                out.append(instr.operand_shape(k))
+            elif n in by_name or k < len(printed):
+                out.append(by_name[n].shape)
+        return out
 
     def computation_compute(self, name: str) -> Cost:
         """FLOPs and transcendentals of everything a computation executes once."""

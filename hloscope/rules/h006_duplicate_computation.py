@@ -56,7 +56,7 @@ class DuplicateComputation(ModuleRule):
                 if instr.opcode in _SKIP or _side_effect(instr):
                     continue
                 operands = instr.operands
-                if not canonical.keys().isdisjoint(operands):  # reads a duplicate: its first
+                if canonical and not canonical.keys().isdisjoint(operands):  # reads a duplicate
                     operands = tuple([canonical.get(o, o) for o in operands])
                 key = (instr.opcode, instr.shape_text, operands)
                 earlier = seen.get(key)

@@ -260,10 +260,15 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     all_groups: list[tuple[int, ...]] = []
     implicit_sizes: dict[int, int] = {}  # id(instr) -> participants its shapes imply
     fusion_comps = module.fusion_computations()
+    candidate: dict[str, bool] = {}  # opcode -> whether it may be a collective
     for comp in module.computations:
         for instr in comp.instructions:
-            if instr.opcode not in BASE_OPS and not instr.opcode.endswith("-start"):
-                continue  # (async-start ends in -start too)
+            maybe = candidate.get(instr.opcode)
+            if maybe is None:  # (async-start ends in -start too)
+                maybe = candidate[instr.opcode] = (instr.opcode in BASE_OPS
+                                                   or instr.opcode.endswith("-start"))
+            if not maybe:
+                continue
             op = base_opcode(instr, module)
             if op is not None:
                 (in_fusions if comp.name in fusion_comps else found).append((comp, instr, op))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from math import prod
 
 from hloscope.ir import Module
@@ -50,8 +51,15 @@ def named_axes(sizes: list[tuple[str, int]]) -> list[MeshAxis]:
 def factor_group(group: tuple[int, ...]) -> list[tuple[int, int]] | None:
     """(stride, size) factors, outermost first, whose sums give the group's
     offsets from its first device; None when the group is not such a product."""
+    found = _factors(tuple(group))
+    return None if found is None else list(found)
+
+
+@lru_cache(maxsize=4096)
+def _factors(group: tuple[int, ...]) -> tuple[tuple[int, int], ...] | None:
+    """factor_group, once per distinct group (a module's collectives share a few)."""
     if not group:
-        return []
+        return ()
     base = min(group)
     offsets = {d - base for d in group}
     covered = {0}
@@ -67,7 +75,7 @@ def factor_group(group: tuple[int, ...]) -> list[tuple[int, int]] | None:
         factors.append((stride, size))
     if covered != offsets:
         return None
-    return sorted(factors, key=lambda f: -f[0])
+    return tuple(sorted(factors, key=lambda f: -f[0]))
 
 
 def device_count(module: Module, groups: list[tuple[int, ...]]) -> int:
