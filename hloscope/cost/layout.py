@@ -135,11 +135,20 @@ def has_tiled_layouts(module: Module) -> bool:
 
 
 def padded_bytes(shape: Shape) -> int:
-    return sum(m.padded_bytes for m in memory_leaves(shape))
+    return byte_totals(shape)[1]
 
 
 def logical_bytes(shape: Shape) -> int:
-    return sum(m.logical_bytes for m in memory_leaves(shape))
+    return byte_totals(shape)[0]
+
+
+@per_shape
+def byte_totals(shape: Shape) -> tuple[int, int, int]:
+    """(logical, padded, padded in device memory (space 0)) bytes of a shape's leaves, once
+    per shape object (a loop's state tuple of 200 arrays is read by every op of the loop)."""
+    leaves = memory_leaves(shape)
+    return (sum(m.logical_bytes for m in leaves), sum(m.padded_bytes for m in leaves),
+            sum(m.padded_bytes for m in leaves if m.memory_space == 0))
 
 
 def padding_share(shape: Shape) -> float:

@@ -32,7 +32,7 @@ from hloscope.cost.flops import (
     kernel_cost_estimate,
     kernel_flops,
 )
-from hloscope.cost.layout import logical_bytes, memory_leaves, padded_bytes
+from hloscope.cost.layout import byte_totals, logical_bytes
 from hloscope.cost.trips import trip_count_from_condition
 from hloscope.ir import Computation, Instruction, Module, Shape
 from hloscope.ir.opcodes import async_shorthand
@@ -275,12 +275,13 @@ class CostModel:
             c.bytes_read = c.padded_read = total - c.bytes_written
             c.hbm_bytes = total
             return c
-        c.bytes_read = sum(logical_bytes(s) for s in reads)
-        c.padded_read = sum(padded_bytes(s) for s in reads)
-        c.bytes_written = sum(logical_bytes(s) for s in written)
-        c.padded_written = sum(padded_bytes(s) for s in written)
-        c.hbm_bytes = sum(m.padded_bytes for s in (*reads, *written) for m in memory_leaves(s)
-                          if m.memory_space == 0)
+        read = [byte_totals(s) for s in reads]
+        wrote = [byte_totals(s) for s in written]
+        c.bytes_read = sum(t[0] for t in read)
+        c.padded_read = sum(t[1] for t in read)
+        c.bytes_written = sum(t[0] for t in wrote)
+        c.padded_written = sum(t[1] for t in wrote)
+        c.hbm_bytes = sum(t[2] for t in read) + sum(t[2] for t in wrote)
         return c
 
     def _param_reads(self, comp: Computation, param: str, depth: int = 0) -> list[Shape] | None:
