@@ -18,7 +18,8 @@ from hloscope._version import __version__
 from hloscope.resources import grammar_path
 
 _state = {"enabled": True,  # the CLI's --no-cache turns it off for the process
-          "background": False}  # large entries written after the output (the CLI's)
+          "background": False,  # large entries written after the output (the CLI's)
+          "hooked": False}  # _write_deferred registered with the after-output step
 _deferred: list[tuple[str, str, Any]] = []
 # (hashlib, pickle and tempfile are imported where used: a --no-cache run needs none)
 
@@ -32,6 +33,13 @@ def is_enabled() -> bool:
     return _state["enabled"]
 
 
+def write_now() -> None:
+    """Undo write_in_background in this process (a worker forked from the CLI's process,
+    which never reaches the CLI's after-output step): `put` writes at once again."""
+    _state["background"] = False
+    _deferred.clear()
+
+
 def write_in_background() -> None:
     """Let `put(..., background=True)` defer its entry until the command's output is out
     (hloscope._speed.process.after_output), then hand it to a child the process does not
@@ -43,7 +51,9 @@ def write_in_background() -> None:
 
     if not _state["background"]:
         _state["background"] = True
-        after_output(_write_deferred)
+        if not _state["hooked"]:
+            _state["hooked"] = True
+            after_output(_write_deferred)
 
 
 def _write_deferred() -> None:

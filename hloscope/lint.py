@@ -298,6 +298,7 @@ def prepare_worker(cache_enabled: bool) -> None:
     from hloscope._speed.process import tune_gc
 
     cache.set_enabled(cache_enabled)
+    cache.write_now()  # (a worker never reaches the CLI's after-output step)
     tune_gc()
 
 

@@ -129,6 +129,27 @@ def test_cli_writes_the_parsed_module_after_its_output_and_both_paths_agree(tmp_
                 if line.split()[0].startswith("Z") and line.split()[1] == str(os.getpid())]
 
 
+def test_parallel_workers_of_the_cli_write_their_modules_at_once(tmp_path):
+    """Workers forked from a process that defers its large cache writes to the end of the
+    command (the CLI's) write each parsed module when it is made: they never reach that end,
+    and would otherwise keep every module they parsed."""
+    import os
+    import subprocess
+    import sys
+
+    files = [str(p) for p in sorted((FIXTURES / "rules").glob("H00[1-4]/*.hlo.txt"))]
+    code = ("import sys\nfrom hloscope import cache\ncache.write_in_background()\n"
+            "from hloscope.lint import LintOptions, lint_files\n"
+            "r = lint_files(sys.argv[1:], LintOptions(), jobs=2)\nassert not r.errors\n"
+            "print(len(cache._deferred))")
+    env = {**os.environ, "HLOSCOPE_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code, *files], capture_output=True, text=True,
+                          env=env, check=True)
+    assert done.stdout.strip() == "0"  # the parent parsed nothing itself
+    assert len(list((tmp_path / "modules").glob("*.pickle"))) == len(set(
+        (FIXTURES / "rules").glob("H00[1-4]/*.hlo.txt")))
+
+
 def test_changed_options_or_file_miss_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "c"))
     src = FIXTURES / "rules" / "H003" / "narrow_kernel_operand_v5e.hlo.txt"
