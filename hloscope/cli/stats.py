@@ -27,7 +27,8 @@ from hloscope.cli.common import (
 def _counted_in_halves(path: Path, every: bool) -> tuple[list[dict] | None, tuple[bytes, str] | None]:
     """(stats counted on two cores or None, the file's bytes and text for load_file)."""
     from hloscope.parser import ParseError
-    from hloscope.parser.load import decode, read
+    from hloscope.parser.files import read
+    from hloscope.parser.load import decode
     from hloscope.stats.halves import stats_in_halves
 
     note_file(path)

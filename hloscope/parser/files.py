@@ -1,5 +1,6 @@
-"""Reading an input file's bytes, and the resource bounds of parsing one and located errors (kept apart from
-the scanner: a lint answered from the cache reads the file and parses nothing)."""
+"""Reading an input file's bytes (with located errors) and the resource bounds of parsing
+it: kept apart from the scanner, since a lint answered from the cache reads the file and
+parses nothing."""
 
 from __future__ import annotations
 

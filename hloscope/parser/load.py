@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.parser.errors import ParseError, from_lark
-from hloscope.parser.files import MAX_FILE_BYTES, MAX_NESTING, read  # noqa: F401 - (load's callers)
+from hloscope.parser.files import MAX_NESTING, read
 from hloscope.parser.text import nesting_beyond
 
 if TYPE_CHECKING:
