@@ -136,7 +136,7 @@ def force_attributes(modules: list[Module]) -> None:
         for comp in module.computations:
             for instr in comp.instructions:
                 for key, value in instr.attrs_once().items():
-                    if key not in KEY_RULES and value.startswith("{") and accepted(key, value):
+                    if accepted(key, value):
                         continue  # a form the grammar takes; nothing reads its tree now
                     try:
                         parse_attr(key, value)

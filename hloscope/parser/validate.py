@@ -82,11 +82,11 @@ class _Earlier:
 
 def _header(module: Module, text: str | None) -> None:
     """The module header's attribute values, typed now (entry_computation_layout, ...)."""
-    from hloscope.parser.attrs import KEY_RULES, parse_attr
+    from hloscope.parser.attrs import parse_attr
     from hloscope.parser.fast.compact import accepted
 
     for key, value in module.attrs.items():
-        if key not in KEY_RULES and accepted(key, value):
+        if accepted(key, value):
             continue  # an untyped value in a form the grammar takes (no tree is read)
         try:
             parse_attr(key, value)

@@ -192,8 +192,9 @@ def _record(text: str) -> Any:
 
 
 def accepted(key: str, text: str) -> bool:
-    """Whether `text`, the value of an untyped attribute `key`, is in a printed form the
-    grammar takes (False: unknown; the grammar decides)."""
+    """Whether `text`, the value of attribute `key`, is in a printed form the grammar takes
+    as an untyped value (False for every typed key, and for unknown forms: the grammar
+    decides)."""
     pattern = _ACCEPTED.get(key)
     return pattern is not None and pattern.fullmatch(text) is not None
 
