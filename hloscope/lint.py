@@ -145,11 +145,9 @@ class FileResult:
     line_count: int = 0  # the file's lines, and the text of those its findings point at:
     excerpts: dict[int, str] = field(default_factory=dict)  # what the text report shows
 
-    def source_lines(self) -> list[str] | None:
+    def source_lines(self) -> list[str]:
         """The file's lines as the report needs them: those of its findings, the rest
-        empty (None for a result that was not linted: an error)."""
-        if not self.line_count:
-            return None
+        empty (none for a result that was not linted: an error)."""
         lines = [""] * self.line_count
         for n, text in self.excerpts.items():
             lines[n - 1] = text
@@ -228,19 +226,6 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     if k:
         cache.put("lint", k, out)
     return out
-
-
-def _lines(path: str | Path) -> list[str]:
-    return Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-
-
-class SourceLines(dict):
-    """{path: its lines}, a path's lines read on first `get` when they are not in hand."""
-
-    def get(self, key, default=None):
-        if key in self and dict.get(self, key) is None:
-            self[key] = _lines(key)
-        return dict.get(self, key, default)
 
 
 def _chip(opts: LintOptions):
@@ -356,10 +341,9 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
             raise LintError(str(e)) from None
         findings, baselined = apply_baseline(findings, known)
     reported = {f.file for f in findings}
-    # the lines of each file with findings, for the text format's excerpts: each result
-    # carries its findings' lines (a result without them: the file is read when asked)
-    sources = SourceLines({str(f): r.source_lines() for f, r in zip(files, results)
-                           if str(f) in reported})
+    # the lines of each file with findings, for the text format's excerpts: each result,
+    # however it was made (here, in a worker, from the cache), carries its findings' lines
+    sources = {str(f): r.source_lines() for f, r in zip(files, results) if str(f) in reported}
     return LintReport(
         findings=findings, rules=rules, files=[str(f) for f in files],
         instructions=sum(r.instructions for r in results),
