@@ -153,9 +153,8 @@ def byte_totals(shape: Shape) -> tuple[int, int, int]:
 
 def padding_share(shape: Shape) -> float:
     """Share of the shape's padded bytes that is padding (0 without tiled layouts)."""
-    leaves = memory_leaves(shape)
-    padded = sum(m.padded_bytes for m in leaves)
-    return (padded - sum(m.logical_bytes for m in leaves)) / padded if padded else 0.0
+    logical, padded, _ = byte_totals(shape)
+    return (padded - logical) / padded if padded else 0.0
 
 
 def shape_facts(shape: Shape) -> dict | None:
