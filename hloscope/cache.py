@@ -49,11 +49,10 @@ def write_in_background() -> None:
     fork in mid-command costs. The CLI does this."""
     from hloscope._speed.process import after_output
 
-    if not _state["background"]:
-        _state["background"] = True
-        if not _state["hooked"]:
-            _state["hooked"] = True
-            after_output(_write_deferred)
+    _state["background"] = True
+    if not _state["hooked"]:  # (once per process, however often this is called)
+        _state["hooked"] = True
+        after_output(_write_deferred)
 
 
 def _write_deferred() -> None:
