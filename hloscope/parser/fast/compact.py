@@ -199,8 +199,18 @@ def accepted(key: str, text: str) -> bool:
     return pattern is not None and pattern.fullmatch(text) is not None
 
 
+# The rules whose compact form a function of its own reads (the rest are read inline below).
+_READERS: dict[str, Callable[[str], Any]] = {
+    "window": _window, "program_shape": _program_shape, "record": _record,
+    "slice_ranges": _slices, "padding": _padding, "shape_list": _shape_list,
+}
+
+
 def fast_value(rule: str, text: str) -> Any:
     """The value of `text` under typed rule `rule` in the compact form, else MISSING."""
+    reader = _READERS.get(rule)
+    if reader is not None:
+        return reader(text)
     if rule == "int_list":
         m = _INT_LIST.fullmatch(text)
         if m is not None:
@@ -223,18 +233,6 @@ def fast_value(rule: str, text: str) -> Any:
         m = _GROUP_LIST.fullmatch(text)
         if m is not None:
             return ReplicaGroups("list", tuple(_ints(g) for g in _GROUP.findall(m.group(1))))
-    elif rule == "window":
-        return _window(text)
-    elif rule == "program_shape":
-        return _program_shape(text)
-    elif rule == "record":
-        return _record(text)
-    elif rule == "slice_ranges":
-        return _slices(text)
-    elif rule == "padding":
-        return _padding(text)
-    elif rule == "shape_list":
-        return _shape_list(text)
     elif rule == "bool_list":
         m = _BOOLS.fullmatch(text)
         if m is not None:
