@@ -95,7 +95,7 @@ class Collective:
 
 
 def _groups(instr: Instruction, devices_hint: int) -> tuple[list[tuple[int, ...]], ReplicaGroups | None]:
-    if "source_target_pairs" in instr.attrs:
+    if instr.may_have("source_target_pairs") and instr.raw_attr("source_target_pairs") is not None:
         pairs = instr.attr("source_target_pairs") or ()
         return [tuple(p) for p in pairs], None
     rg = instr.attr("replica_groups")
@@ -104,12 +104,11 @@ def _groups(instr: Instruction, devices_hint: int) -> tuple[list[tuple[int, ...]
     return [tuple(g) for g in rg.groups], rg
 
 
-def _implicit_size(instr: Instruction, op: str, model: CostModel) -> int:
+def _implicit_size(instr: Instruction, op: str, model: CostModel, rg: ReplicaGroups | None) -> int:
     """The participants an all-gather or reduce-scatter with no replica_groups has, from its
     shapes: the gathered (scattered) dimension grows (shrinks) by that factor."""
-    if op not in ("all-gather", "reduce-scatter") or "source_target_pairs" in instr.attrs:
+    if op not in ("all-gather", "reduce-scatter") or instr.may_have("source_target_pairs"):
         return 0
-    rg = instr.attr("replica_groups")
     if rg is not None and rg.groups:
         return 0
     dims = instr.attr("dimensions") or ()
@@ -253,28 +252,42 @@ def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostMod
     return count, flops
 
 
+class _Candidates(dict):
+    """opcode -> whether an instruction of it may be a collective (async-start ends in
+    -start too), decided once per opcode."""
+
+    def __missing__(self, opcode: str) -> bool:
+        maybe = self[opcode] = opcode in BASE_OPS or opcode.endswith("-start")
+        return maybe
+
+
 def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collective]]:
     model = CostModel(module)
     found: list[tuple[Computation, Instruction, str]] = []
     in_fusions: list[tuple[Computation, Instruction, str]] = []
-    all_groups: list[tuple[int, ...]] = []
+    all_groups: set[tuple[int, ...]] = set()
     implicit_sizes: dict[int, int] = {}  # id(instr) -> participants its shapes imply
+    read_groups: dict[int, tuple] = {}  # id(instr) -> _groups(instr, 1): read once
+    by_text: dict[str | None, tuple] = {}  # replica_groups text -> _groups of it
     fusion_comps = module.fusion_computations()
-    candidate: dict[str, bool] = {}  # opcode -> whether it may be a collective
+    candidate = _Candidates()
     for comp in module.computations:
-        for instr in comp.instructions:
-            maybe = candidate.get(instr.opcode)
-            if maybe is None:  # (async-start ends in -start too)
-                maybe = candidate[instr.opcode] = (instr.opcode in BASE_OPS
-                                                   or instr.opcode.endswith("-start"))
-            if not maybe:
-                continue
+        in_fusion = comp.name in fusion_comps
+        for instr in [i for i in comp.instructions if candidate[i.opcode]]:
             op = base_opcode(instr, module)
-            if op is not None:
-                (in_fusions if comp.name in fusion_comps else found).append((comp, instr, op))
-                groups, _ = _groups(instr, 1)
-                implicit = implicit_sizes[id(instr)] = _implicit_size(instr, op, model)
-                all_groups.extend([tuple(range(implicit))] if implicit > 1 else groups)
+            if op is None:
+                continue
+            (in_fusions if in_fusion else found).append((comp, instr, op))
+            if instr.may_have("source_target_pairs"):
+                read = _groups(instr, 1)
+            else:
+                text = instr.raw_attr("replica_groups")
+                read = by_text.get(text)
+                if read is None:
+                    read = by_text[text] = _groups(instr, 1)
+            groups, rg = read_groups[id(instr)] = read
+            implicit = implicit_sizes[id(instr)] = _implicit_size(instr, op, model, rg)
+            all_groups.update([tuple(range(implicit))] if implicit > 1 else groups)
     chains = {id(clones[0]): (caller, fusions, clones)
               for caller, fusions, clones, _ in _fused_chains(module, in_fusions)}
     found += [(comp, instr, op) for comp, instr, op in in_fusions if id(instr) in chains]
@@ -289,7 +302,9 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
     positions = _Positions()
     for comp, instr, op in found:
-        groups, rg = _groups(instr, devices)
+        groups, rg = read_groups[id(instr)]
+        if rg is None or not rg.groups:  # (the default: every device; pairs are kept)
+            groups, rg = _groups(instr, devices)
         implicit = implicit_sizes[id(instr)]
         if implicit > 1 and implicit != devices and devices % implicit == 0:
             groups = [tuple(range(k, k + implicit)) for k in range(0, devices, implicit)]

@@ -7,6 +7,7 @@ size s has stride = product of the sizes of the axes after it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import prod
@@ -78,7 +79,7 @@ def _factors(group: tuple[int, ...]) -> tuple[tuple[int, int], ...] | None:
     return tuple(sorted(factors, key=lambda f: -f[0]))
 
 
-def device_count(module: Module, groups: list[tuple[int, ...]]) -> int:
+def device_count(module: Module, groups: Iterable[tuple[int, ...]]) -> int:
     def attr_int(key: str) -> int:
         try:
             return int(module.attrs.get(key, "1"))
