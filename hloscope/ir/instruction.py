@@ -45,6 +45,7 @@ CALL_ATTR = re.compile(",[ \t]*(" + "|".join(CALL_KEYS) + ")=")
 # The usual case, read without walking the list: one call key, with no string or bracket
 # before it (so it is an attribute, not text inside a value), naming one computation.
 _PLAIN_HEAD = re.compile(r"[^\"'{}\[\]()]*")
+_METADATA = ", metadata={"
 _PLAIN_CALL = re.compile(CALL_ATTR.pattern + rf"%?({NAME})[ \t]*(?:,|$)")
 
 
@@ -93,6 +94,18 @@ class Instruction:
         if self._attrs is not None:
             return self._attrs
         return self._reader().split(self.attr_text) if self.attr_text else {}
+
+    def attrs_but_metadata(self) -> dict[str, str]:
+        """`attrs` less `metadata`, without reading its long value when it comes last (most
+        instructions of a pre-optimization dump carry nothing else). Not kept."""
+        text = self.attr_text
+        at = text.find(_METADATA)
+        if self._attrs is None and at >= 0 and text.endswith("}") and "}," not in text[at:] \
+                and text.find(_METADATA, at + 1) < 0:
+            return self._reader().split(text[:at]) if at else {}
+        out = dict(self.attrs_once())
+        out.pop("metadata", None)
+        return out
 
     def may_have(self, key: str) -> bool:
         """False when the instruction certainly has no attribute `key`, without splitting."""

@@ -21,15 +21,16 @@ _IGNORED_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes",
 
 
 def _attr_key(instr: Instruction) -> tuple:
-    return tuple(sorted((k, v) for k, v in instr.attrs.items() if k not in _IGNORED_ATTRS))
+    return tuple(sorted((k, v) for k, v in instr.attrs_but_metadata().items()
+                         if k not in _IGNORED_ATTRS))
 
 
 _EFFECT_PREFIXES = ("all-", "collective-", "reduce-scatter", "async-", "copy-start", "copy-done")
 
 
-def _side_effect(instr: Instruction) -> bool:
-    return instr.opcode.startswith(_EFFECT_PREFIXES) or (
-        instr.opcode == "custom-call" and instr.raw_attr("custom_call_has_side_effect") == "true")
+def _never_duplicate(opcode: str) -> bool:
+    """Per-call or side-effecting by its opcode alone (custom calls are asked one by one)."""
+    return opcode in _SKIP or opcode.startswith(_EFFECT_PREFIXES)
 
 
 @register
@@ -46,24 +47,39 @@ class DuplicateComputation(ModuleRule):
         min_elements: int = 1024  # smaller duplicates are too cheap to matter
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        skip: dict[str, bool] = {}  # opcode -> _never_duplicate(opcode)
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue  # XLA duplicates cheap ops into fusions on purpose
             canonical: dict[str, str] = {}  # name -> first equal instruction's name
             # (opcode, shape, operands) first: attributes are split only on a collision
             seen: dict[tuple, list[Instruction]] = {}
+            attr_keys: dict[int, tuple] = {}  # id(instr) -> _attr_key, split once
             for instr in comp.instructions:
-                if instr.opcode in _SKIP or _side_effect(instr):
+                opcode = instr.opcode
+                never = skip.get(opcode)
+                if never is None:
+                    never = skip[opcode] = _never_duplicate(opcode)
+                if never or (opcode == "custom-call"
+                             and instr.raw_attr("custom_call_has_side_effect") == "true"):
                     continue
                 operands = instr.operands
                 if canonical and not canonical.keys().isdisjoint(operands):  # reads a duplicate
                     operands = tuple([canonical.get(o, o) for o in operands])
-                key = (instr.opcode, instr.shape_text, operands)
+                key = (opcode, instr.shape_text, operands)
                 earlier = seen.get(key)
                 if earlier is None:
                     seen[key] = [instr]
                     continue
-                first = next((e for e in earlier if _attr_key(e) == _attr_key(instr)), None)
+                mine = attr_keys[id(instr)] = _attr_key(instr)
+                first = None
+                for e in earlier:
+                    theirs = attr_keys.get(id(e))
+                    if theirs is None:
+                        theirs = attr_keys[id(e)] = _attr_key(e)
+                    if theirs == mine:
+                        first = e
+                        break
                 if first is None:
                     earlier.append(instr)
                     continue
