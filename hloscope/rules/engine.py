@@ -53,7 +53,7 @@ def _measured(f: Finding, trace) -> Finding:
 
 
 def identify(f: Finding, module: Module) -> Finding:
-    """The finding with its fingerprint and its instruction's source (hloscope.source)."""
+    """The finding, given its fingerprint and its instruction's source (hloscope.source)."""
     comp = module.by_name.get(f.computation)
     instr = comp.by_name.get(f.instruction) if comp is not None and f.instruction else None
     if instr is None:
@@ -70,7 +70,11 @@ def identify(f: Finding, module: Module) -> Finding:
             parts += [i.opcode for c in instr.called_computations if c in module.by_name
                       for i in module[c].instructions]
     fingerprint = hashlib.sha1("\x1f".join(parts).encode()).hexdigest()
-    return replace(f, fingerprint=fingerprint, source=source.to_dict() if source.op_name or source.file else {})
+    # (set in place, not replace()d: a rule's finding is the engine's alone until run
+    # returns it, and a copy of its 15 frozen fields cost as much as the fingerprint)
+    object.__setattr__(f, "fingerprint", fingerprint)
+    object.__setattr__(f, "source", source.to_dict() if source.op_name or source.file else {})
+    return f
 
 
 def internal_error(rule: type[Rule], module: Module, err: BaseException,
