@@ -13,44 +13,30 @@ from hloscope.rules.registry import register
 
 
 class _Order:
-    """Positions and operands of a computation's instructions. XLA prints each instruction
-    after its operands, so only an earlier instruction can feed a later one."""
+    """Positions of a computation's instructions. XLA prints each instruction after its
+    operands, so only an earlier instruction can feed a later one."""
 
     def __init__(self, comp) -> None:
         self.comp = comp
         self.pos = {instr.name: k for k, instr in enumerate(comp.instructions)}
 
-    def feeds(self, sources: set[str], target: Instruction) -> bool:
-        """Whether any of `sources` feeds `target`, directly or not: a walk back from the
-        target over operands, never below the earliest source (the cone between them, not
-        the computation)."""
-        if not sources:
-            return False
-        floor = min(self.pos[s] for s in sources)
-        seen: set[str] = set()
-        stack = list(target.operands)
-        by_name = self.comp.by_name
-        while stack:
-            name = stack.pop()
-            if name in sources:
-                return True
-            if name in seen or self.pos.get(name, -1) <= floor:
-                continue
-            seen.add(name)
-            stack.extend(by_name[name].operands)
-        return False
-
 
 def _independent(users: list[Instruction], order: _Order) -> list[Instruction]:
     """The matmuls of a group that no other kept one feeds, in order: a matmul that reads
-    another's result (the next layer's) cannot be merged with it."""
+    another's result (the next layer's) cannot be merged with it. One walk forward over
+    the instructions from the first matmul to the last, carrying what the kept ones feed
+    (a walk back from each matmul cost a layer stack's length per layer)."""
+    at = {order.pos[u.name]: u for u in users}
+    instructions = order.comp.instructions
     kept: list[Instruction] = []
-    names: set[str] = set()
-    for u in users:
-        if order.feeds(names, u):
-            continue
-        kept.append(u)
-        names.add(u.name)
+    reached: set[str] = set()  # the kept matmuls and everything they feed so far
+    for k in range(min(at), max(at) + 1):
+        instr = instructions[k]
+        if reached and not reached.isdisjoint(instr.operands):
+            reached.add(instr.name)
+        elif k in at:
+            kept.append(instr)
+            reached.add(instr.name)
     return kept
 
 
