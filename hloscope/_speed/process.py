@@ -65,7 +65,8 @@ def after_output(work: Callable[[], None]) -> None:
 def one_blas_thread() -> None:
     """With the tricks on, numpy's OpenBLAS starts no thread of its own in this process
     (unless the user set OPENBLAS_NUM_THREADS): hloscope does no linear algebra (numpy
-    only masks arrays in hloscope.cost.liveness), and a second thread forbids may_fork."""
+    comes in with jaxlib's MLIR bindings when kernels are decoded, and with jax for
+    `compile`), and a second thread forbids may_fork."""
     if enabled() and "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

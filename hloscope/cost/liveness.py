@@ -25,15 +25,16 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_space_name
+from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
 from hloscope.ir import Computation, Instruction, Module
+from hloscope.ir.shape import per_shape
 from hloscope.source import source_of
 
 _SAME = frozenset({"bitcast", "opt-barrier", "add-dependency"})
 _CALLS = frozenset({"while", "conditional", "call"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Buffer:
     computation: str
     instruction: str
@@ -87,24 +88,19 @@ class _Walk:
         self.outer = outer  # parameter leaves of a callee: the caller's buffers (not counted)
 
     def new(self, instr: Instruction, step: int, kind: str = "temp") -> list[int]:
-        ids = []
-        for leaf in instr.shape.leaves():
-            if not leaf.is_array:
-                continue
-            mem = array_memory(leaf)
-            ids.append(len(self.buffers))
-            self.buffers.append(Buffer(self.comp.name, instr.name, mem.shape, mem.padded_bytes,
-                                       leaf.layout.memory_space if leaf.layout else 0, step, step, kind))
-        return ids
+        first = len(self.buffers)
+        comp, name = self.comp.name, instr.name
+        self.buffers.extend([Buffer(comp, name, mem.shape, mem.padded_bytes, mem.memory_space,
+                                    step, step, kind) for mem in memory_leaves(instr.shape)])
+        return list(range(first, len(self.buffers)))
 
     def leaves_of_element(self, instr: Instruction, index: int) -> list[int]:
         """The buffer ids of tuple element `index` of an instruction's value."""
-        ids = self.values.get(instr.name, [])
         shape = instr.shape
         if not shape.is_tuple or index >= len(shape.elements):
             return []
-        start = _leaf_offset(shape, (index,))
-        return ids[start:start + _count(shape.elements[index])]
+        offsets = _offsets(shape)
+        return self.values.get(instr.name, [])[offsets[index]:offsets[index + 1]]
 
     def value(self, instr: Instruction, step: int) -> list[int]:
         op = instr.opcode
@@ -221,28 +217,29 @@ class _Walk:
         fits in it and ends before the output is defined shares it (largest values first, as
         XLA assigns them; an fsdp stack's per-layer activations all live in its output)."""
         outputs = [b for b in self.buffers if b.kind == "output" and b.space == 0 and b.bytes]
+        temps = sorted((b for b in self.buffers if b.kind == "temp" and b.space == 0 and b.bytes),
+                       key=lambda b: (-b.bytes, b.defined))
+        if not outputs or not temps:
+            return
         # per output, the step ranges of the values placed in it, kept sorted by start (they
         # never overlap, so a new range fits when it ends before the next one starts and
         # starts after the one before ends); the output itself holds [defined, forever)
         starts: list[list[int]] = [[o.defined] for o in outputs]
         ends: list[list[int]] = [[1 << 62] for o in outputs]
-        temps = sorted((b for b in self.buffers if b.kind == "temp" and b.space == 0 and b.bytes),
-                       key=lambda b: (-b.bytes, b.defined))
-        if not outputs or not temps:
-            return
-        import numpy as np
-
-        out_bytes = np.array([o.bytes for o in outputs], dtype=np.int64)
-        out_defined = np.array([o.defined for o in outputs], dtype=np.int64)
-        for t in temps:
-            # outputs big enough, written after the value's last use, in their order
-            for k in np.flatnonzero((out_bytes >= t.bytes) & (out_defined > t.last_use)).tolist():
-                at = bisect.bisect_left(starts[k], t.defined)
-                if (at == 0 or ends[k][at - 1] < t.defined) and starts[k][at] > t.last_use:
-                    starts[k].insert(at, t.defined)
-                    ends[k].insert(at, t.last_use)
-                    t.kind = "in output"
-                    break
+        defined = [o.defined for o in outputs]
+        by_size = sorted(range(len(outputs)), key=lambda k: -outputs[k].bytes)
+        eligible: list[int] = []  # the outputs big enough for the temporaries so far, in order
+        runs: list[tuple[int, list[int]]] = []  # eligible in runs, with their latest definition
+        added = 0
+        for t in temps:  # (largest first: eligible only grows)
+            if added < len(by_size) and outputs[by_size[added]].bytes >= t.bytes:
+                while added < len(by_size) and outputs[by_size[added]].bytes >= t.bytes:
+                    bisect.insort(eligible, by_size[added])
+                    added += 1
+                runs = [(max(defined[k] for k in run), run)
+                        for run in (eligible[i:i + _RUN] for i in range(0, len(eligible), _RUN))]
+            if _first_fit(t.defined, t.last_use, runs, defined, starts, ends):
+                t.kind = "in output"
 
     def live_per_step(self, space: int) -> list[int]:
         """Bytes of temporaries (of `space`) live at each step, callees' peaks included."""
@@ -263,7 +260,39 @@ class _Walk:
         return {s: max(self.live_per_step(s), default=0) for s in spaces}
 
 
+_RUN = 32  # outputs per run: a run written before a value's last use is passed over whole
+
+
+def _first_fit(first: int, last: int, runs: list[tuple[int, list[int]]], defined: list[int],
+               starts: list[list[int]], ends: list[list[int]]) -> bool:
+    """Place the step range [first, last] in the first output (in their order) written
+    after `last` that has room for it, recording it there; False when none has."""
+    for latest, run in runs:
+        if latest <= last:
+            continue
+        for k in run:
+            if defined[k] <= last:
+                continue
+            at = bisect.bisect_left(starts[k], first)
+            if (at == 0 or ends[k][at - 1] < first) and starts[k][at] > last:
+                starts[k].insert(at, first)
+                ends[k].insert(at, last)
+                return True
+    return False
+
+
+@per_shape
+def _offsets(shape) -> list[int]:
+    """Where each tuple element's array leaves start among the shape's, then their count."""
+    out = [0]
+    for e in shape.elements:
+        out.append(out[-1] + _count(e))
+    return out
+
+
+@per_shape
 def _count(shape) -> int:
+    """The shape's array leaves (each a buffer)."""
     return sum(1 for leaf in shape.leaves() if leaf.is_array)
 
 
@@ -299,7 +328,7 @@ def _leaf_offset(shape, path: tuple[int, ...]) -> int | None:
     for k in path:
         if not shape.is_tuple or k >= len(shape.elements):
             return None
-        offset += sum(_count(e) for e in shape.elements[:k])
+        offset += _offsets(shape)[k]
         shape = shape.elements[k]
     return offset
 
