@@ -128,15 +128,24 @@ def parse_attr(key: str, text: str) -> Any:
 
 
 def force_attributes(modules: list[Module]) -> None:
-    """Parse every instruction attribute value through its typed rule (strict mode does
-    this; the module header's values are typed by validate, on both paths)."""
-    from hloscope.parser.fast.compact import accepted
+    """Check every instruction attribute value against its typed rule (strict mode does
+    this; the module header's values are typed by validate, on both paths). Each distinct
+    attribute list is checked once, and a record the compact form reads without fail is
+    not built."""
+    from hloscope.parser.fast.compact import accepted, plain_record
 
+    records = frozenset(k for k, rule in KEY_RULES.items() if rule == "record")
     for module in modules:
+        checked: set[str] = set()  # attribute lists typed already (layers repeat them)
         for comp in module.computations:
             for instr in comp.instructions:
+                text = instr.attr_text if instr._attrs is None else None
+                if text is not None:
+                    if text in checked:
+                        continue
+                    checked.add(text)  # (an error below ends the check: none stays wrongly)
                 for key, value in instr.attrs_once().items():
-                    if accepted(key, value):
+                    if accepted(key, value) or (key in records and plain_record(value)):
                         continue  # a form the grammar takes; nothing reads its tree now
                     try:
                         parse_attr(key, value)

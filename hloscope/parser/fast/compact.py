@@ -191,6 +191,12 @@ def _record(text: str) -> Any:
     return out
 
 
+def plain_record(text: str) -> bool:
+    """Whether `text` is a record in the compact form with no escapes: one its reader
+    types without fail (so a check of every value need not build it)."""
+    return "\\" not in text and _RECORD.fullmatch(text) is not None
+
+
 def accepted(key: str, text: str) -> bool:
     """Whether `text`, the value of attribute `key`, is in a printed form the grammar takes
     as an untyped value (False for every typed key, and for unknown forms: the grammar
