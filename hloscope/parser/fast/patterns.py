@@ -101,7 +101,7 @@ def _literal() -> re.Pattern[str]:
     # of the level below per level (a list form would need two)
     for _ in range(6):
         item = rf"(?:\{{\s*(?:{item}\s*(?:,\s*(?!\}})|(?=\}})))*\}}|{scalar}|\.\.\.)"
-    return re.compile(rf"\s*(?:{item}\s*(?:,\s*(?!$)|$))*")
+    return regex_cache.compile(rf"\s*(?:{item}\s*(?:,\s*(?!$)|$))*")
 
 
 def literal_ok(text: str) -> bool:
