@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
 from hloscope.ir import Computation, Instruction, Module
@@ -31,6 +32,10 @@ from hloscope.ir.shape import per_shape
 from hloscope.source import source_of
 
 _SAME = frozenset({"bitcast", "opt-barrier", "add-dependency"})
+# Opcodes whose value may name buffers made elsewhere (with the async parts, by suffix).
+_NAMING = _SAME | {"parameter", "constant", "get-tuple-element", "tuple", "custom-call", "while",
+                   "conditional", "call"}
+_ASYNC_PARTS = ("-done", "-update", "-start")
 _CALLS = frozenset({"while", "conditional", "call"})
 
 
@@ -106,6 +111,8 @@ class _Walk:
         op = instr.opcode
         by_name = self.comp.by_name
         operands = [by_name[o] for o in instr.operands if o in by_name]
+        if op not in _NAMING and not op.endswith(_ASYNC_PARTS):  # (most: one new value)
+            return self._made(instr, step, operands)
         if op == "parameter":
             if self.outer is not None:
                 return [-1] * _count(instr.shape)  # the caller's buffers
@@ -135,6 +142,11 @@ class _Walk:
             return list(self.values.get(operands[0].name, []))
         if op.endswith("-start") and instr.shape.is_tuple and instr.shape.elements:
             return self._start(instr, step, operands)
+        return self._made(instr, step, operands)
+
+    def _made(self, instr: Instruction, step: int, operands: list[Instruction]) -> list[int]:
+        """The buffers of a value the instruction makes (some written into an operand's)."""
+        op = instr.opcode
         ids = self.new(instr, step)
         if op == "sort" and len(ids) == len(operands):
             # sorted in place: each result is its operand's buffer
@@ -144,8 +156,9 @@ class _Walk:
         if operands and ids and _in_place(instr, self.module):
             self._reuse(ids, 0, operands[0])  # the first operand's buffer, updated
             return ids
-        for out_path, operand, _ in _alias_pairs(instr.raw_attr("output_to_operand_aliasing")
-                                                 if instr.may_have("output_to_operand_aliasing") else None):
+        if not instr.may_have("output_to_operand_aliasing"):
+            return ids
+        for out_path, operand, _ in _alias_pairs(instr.raw_attr("output_to_operand_aliasing")):
             leaf = _leaf_offset(instr.shape, out_path)
             if leaf is not None and leaf < len(ids) and operand < len(operands):
                 self._reuse(ids, leaf, operands[operand])
@@ -194,12 +207,13 @@ class _Walk:
         self.inner[step] = peaks
 
     def run(self) -> None:
+        values, buffers = self.values, self.buffers
         for step, instr in enumerate(self.comp.instructions):
-            for o in dict.fromkeys(instr.operands):
-                for b in self.values.get(o, []):
-                    if b >= 0:
-                        self.buffers[b].last_use = max(self.buffers[b].last_use, step)
-            self.values[instr.name] = self.value(instr, step)
+            for o in instr.operands:
+                for b in values.get(o, ()):
+                    if b >= 0:  # (steps only grow: this read is the latest so far)
+                        buffers[b].last_use = step
+            values[instr.name] = self.value(instr, step)
         end = len(self.comp.instructions)
         root = self.comp.root
         if root is not None:
@@ -217,8 +231,9 @@ class _Walk:
         fits in it and ends before the output is defined shares it (largest values first, as
         XLA assigns them; an fsdp stack's per-layer activations all live in its output)."""
         outputs = [b for b in self.buffers if b.kind == "output" and b.space == 0 and b.bytes]
-        temps = sorted((b for b in self.buffers if b.kind == "temp" and b.space == 0 and b.bytes),
-                       key=lambda b: (-b.bytes, b.defined))
+        temps = [b for b in self.buffers if b.kind == "temp" and b.space == 0 and b.bytes]
+        temps.sort(key=attrgetter("defined"))  # (then largest first: the sort is stable)
+        temps.sort(key=attrgetter("bytes"), reverse=True)
         if not outputs or not temps:
             return
         # per output, the step ranges of the values placed in it, kept sorted by start (they
