@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hloscope.parser.errors import ParseError
+from hloscope.paths import LintError, expand  # (the lint API names them too)
 from hloscope.report.common import FileError, LintReport
 from hloscope.rules.base import Rule, Severity
 
@@ -34,10 +35,6 @@ class LintOptions:
     raise_errors: bool = False  # --debug: a file's failure propagates (with its traceback)
     stage: str | None = None  # --stage: the compile stage to assume (default: detected)
     flags: str | None = None  # --flags: the XLA_FLAGS / LIBTPU_INIT_ARGS it was compiled with
-
-
-class LintError(ValueError):
-    """A usage or configuration problem (exit code 2)."""
 
 
 def merge(config: Config, select=None, ignore=None, chip=None) -> LintOptions:
@@ -73,7 +70,6 @@ def build_rules(opts: LintOptions) -> list[Rule]:
     return out
 
 
-DUMP_PATTERNS = ("*after_optimizations.txt", "*.hlo.txt", "*.hlo")  # outside --xla_dump_to folders
 # A worker process costs ~0.3 s to start (interpreter, imports); below this much HLO in
 # total the serial run is faster than any pool (measured by bench/run.py).
 PARALLEL_MIN_BYTES = 16 << 20
@@ -93,45 +89,6 @@ def auto_jobs(paths: list[str | Path]) -> int:
     if len(files) < 2 or total < PARALLEL_MIN_BYTES:
         return 1
     return min(os.cpu_count() or 1, len(files))
-
-
-def expand(paths: list[str | Path], pattern: str | None = None,
-           empty: list[FileError] | None = None, stage: str | None = None,
-           notes: list[str] | None = None) -> list[Path]:
-    """Files to lint: files as given; in a directory, each --xla_dump_to folder in it gives
-    one file per module, its text at `stage` (default after_optimizations; pass dumps and
-    XLA's reports are not modules), and other files are searched recursively for `pattern`
-    (default: *.hlo.txt and *.hlo). A folder with none is an error entry in `empty` when
-    given (the other inputs go on), else a LintError; a dumped module without that stage's
-    text is a line in `notes`."""
-    out: list[Path] = []
-    for raw in paths:
-        p = Path(raw)
-        if not p.is_dir():
-            out.append(p)
-            continue
-        from hloscope.dumpdir import is_dump_dir, module_files
-
-        patterns = [pattern] if pattern else list(DUMP_PATTERNS)
-        dumps = [] if pattern else [d for d in (p, *sorted(x for x in p.rglob("*") if x.is_dir()))
-                                    if is_dump_dir(d)]
-        found_set: set[Path] = set()
-        for d in dumps:
-            files, missing = module_files(d, stage or "after_optimizations")
-            found_set.update(files)
-            if notes is not None:
-                notes.extend(missing)
-        inside = set(dumps)
-        found_set.update(f for pat in patterns for f in p.rglob(pat)
-                         if f.is_file() and "buffer-assignment" not in f.name and f.parent not in inside)
-        found = sorted(found_set)
-        if not found:
-            message = f"no files matching {' or '.join(patterns)}"
-            if empty is None:
-                raise LintError(f"{p}: {message}")
-            empty.append(FileError(str(p), 0, 0, message))
-        out.extend(found)
-    return out
 
 
 @dataclass

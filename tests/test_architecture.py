@@ -27,7 +27,7 @@ LAYERS = [
     {"graph", "cost", "stage", "source", "dumpdir", "passes", "flags"},
     {"sharding", "mlir", "trace", "stats"},
     {"rules"},
-    {"report", "render", "lint"},
+    {"report", "render", "lint", "paths"},
     {"api", "html", "explorer", "diff", "compile", "fleet"},
     {"cli", "__main__"},
 ]

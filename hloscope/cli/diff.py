@@ -68,7 +68,7 @@ def diff(
 
 def _load(path: Path) -> list:
     from hloscope.cli.common import load_file
-    from hloscope.lint import LintError, expand
+    from hloscope.paths import LintError, expand
 
     try:
         files = expand([path])

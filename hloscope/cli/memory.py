@@ -46,7 +46,7 @@ def memory(file: PathArg, chip_name: AutoChipOpt = None, format: FormatOpt = For
       hloscope memory fixtures/memory/vocab_loss_v5e.hlo.txt --chip v5e
       hloscope memory fixtures/dumps/memory_remat_train_v5e
     """
-    from hloscope.lint import LintError, expand
+    from hloscope.paths import LintError, expand
 
     if chip_name:
         chip(chip_name)

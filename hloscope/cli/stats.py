@@ -81,7 +81,7 @@ def _stats_of_folder(folder: Path, format: Format, strict: bool, per_computation
                      every: bool) -> None:
     """Every module of a folder (an --xla_dump_to folder: each module's after_optimizations
     text); a file that fails is reported where it is and the others are counted."""
-    from hloscope.lint import LintError, expand
+    from hloscope.paths import LintError, expand
     from hloscope.report.stats import stats_text
     from hloscope.stats import stats as module_stats
 
