@@ -5,8 +5,10 @@ roofline, sharding, kernels, profile, shape), fed the same plain data as its JSO
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from hloscope.report.common import LintReport
+if TYPE_CHECKING:  # (the other commands' text modules load no lint types)
+    from hloscope.report.common import LintReport
 
 # format name -> the module whose render(report) writes it (imported when used)
 FORMAT_MODULES = {"text": "lint_text", "json": "lint_json", "sarif": "sarif", "github": "github"}
