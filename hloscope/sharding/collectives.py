@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import cache
 
 from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE
@@ -94,8 +95,14 @@ class Collective:
         return out
 
 
+def _has_pairs(instr: Instruction) -> bool:
+    """Whether the instruction names its peers by source_target_pairs (read without
+    splitting its attributes)."""
+    return instr.may_have("source_target_pairs") and instr.raw_attr("source_target_pairs") is not None
+
+
 def _groups(instr: Instruction, devices_hint: int) -> tuple[list[tuple[int, ...]], ReplicaGroups | None]:
-    if instr.may_have("source_target_pairs") and instr.raw_attr("source_target_pairs") is not None:
+    if _has_pairs(instr):
         pairs = instr.attr("source_target_pairs") or ()
         return [tuple(p) for p in pairs], None
     rg = instr.attr("replica_groups")
@@ -107,7 +114,7 @@ def _groups(instr: Instruction, devices_hint: int) -> tuple[list[tuple[int, ...]
 def _implicit_size(instr: Instruction, op: str, model: CostModel, rg: ReplicaGroups | None) -> int:
     """The participants an all-gather or reduce-scatter with no replica_groups has, from its
     shapes: the gathered (scattered) dimension grows (shrinks) by that factor."""
-    if op not in ("all-gather", "reduce-scatter") or instr.may_have("source_target_pairs"):
+    if op not in ("all-gather", "reduce-scatter") or _has_pairs(instr):
         return 0
     if rg is not None and rg.groups:
         return 0
@@ -252,13 +259,11 @@ def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostMod
     return count, flops
 
 
-class _Candidates(dict):
-    """opcode -> whether an instruction of it may be a collective (async-start ends in
+@cache
+def _may_be_collective(opcode: str) -> bool:
+    """Whether an instruction of this opcode may be a collective (async-start ends in
     -start too), decided once per opcode."""
-
-    def __missing__(self, opcode: str) -> bool:
-        maybe = self[opcode] = opcode in BASE_OPS or opcode.endswith("-start")
-        return maybe
+    return opcode in BASE_OPS or opcode.endswith("-start")
 
 
 def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collective]]:
@@ -270,15 +275,14 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     read_groups: dict[int, tuple] = {}  # id(instr) -> _groups(instr, 1): read once
     by_text: dict[str | None, tuple] = {}  # replica_groups text -> _groups of it
     fusion_comps = module.fusion_computations()
-    candidate = _Candidates()
     for comp in module.computations:
         in_fusion = comp.name in fusion_comps
-        for instr in [i for i in comp.instructions if candidate[i.opcode]]:
+        for instr in [i for i in comp.instructions if _may_be_collective(i.opcode)]:
             op = base_opcode(instr, module)
             if op is None:
                 continue
             (in_fusions if in_fusion else found).append((comp, instr, op))
-            if instr.may_have("source_target_pairs"):
+            if _has_pairs(instr):
                 read = _groups(instr, 1)
             else:
                 text = instr.raw_attr("replica_groups")
