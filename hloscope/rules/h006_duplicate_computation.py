@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
 from hloscope.ir import Instruction
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
@@ -28,6 +29,7 @@ def _attr_key(instr: Instruction) -> tuple:
 _EFFECT_PREFIXES = ("all-", "collective-", "reduce-scatter", "async-", "copy-start", "copy-done")
 
 
+@cache
 def _never_duplicate(opcode: str) -> bool:
     """Per-call or side-effecting by its opcode alone (custom calls are asked one by one)."""
     return opcode in _SKIP or opcode.startswith(_EFFECT_PREFIXES)
@@ -47,7 +49,6 @@ class DuplicateComputation(ModuleRule):
         min_elements: int = 1024  # smaller duplicates are too cheap to matter
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
-        skip: dict[str, bool] = {}  # opcode -> _never_duplicate(opcode)
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue  # XLA duplicates cheap ops into fusions on purpose
@@ -57,11 +58,8 @@ class DuplicateComputation(ModuleRule):
             attr_keys: dict[int, tuple] = {}  # id(instr) -> _attr_key, split once
             for instr in comp.instructions:
                 opcode = instr.opcode
-                never = skip.get(opcode)
-                if never is None:
-                    never = skip[opcode] = _never_duplicate(opcode)
-                if never or (opcode == "custom-call"
-                             and instr.raw_attr("custom_call_has_side_effect") == "true"):
+                if _never_duplicate(opcode) or (
+                        opcode == "custom-call" and instr.raw_attr("custom_call_has_side_effect") == "true"):
                     continue
                 operands = instr.operands
                 if canonical and not canonical.keys().isdisjoint(operands):  # reads a duplicate
