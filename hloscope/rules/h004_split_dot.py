@@ -12,22 +12,14 @@ from hloscope.rules.helpers import contains_matmul
 from hloscope.rules.registry import register
 
 
-class _Order:
-    """Positions of a computation's instructions. XLA prints each instruction after its
-    operands, so only an earlier instruction can feed a later one."""
-
-    def __init__(self, comp) -> None:
-        self.comp = comp
-        self.pos = {instr.name: k for k, instr in enumerate(comp.instructions)}
-
-
-def _independent(users: list[Instruction], order: _Order) -> list[Instruction]:
+def _independent(users: list[Instruction], instructions: list[Instruction],
+                 positions: dict[str, int]) -> list[Instruction]:
     """The matmuls of a group that no other kept one feeds, in order: a matmul that reads
-    another's result (the next layer's) cannot be merged with it. One walk forward over
-    the instructions from the first matmul to the last, carrying what the kept ones feed
-    (a walk back from each matmul cost a layer stack's length per layer)."""
-    at = {order.pos[u.name]: u for u in users}
-    instructions = order.comp.instructions
+    another's result (the next layer's) cannot be merged with it. XLA prints each
+    instruction after its operands, so one walk forward over the computation from the first
+    matmul to the last, carrying what the kept ones feed, finds them (a walk back from each
+    matmul cost a layer stack's length per layer)."""
+    at = {positions[u.name]: u for u in users}
     kept: list[Instruction] = []
     reached: set[str] = set()  # the kept matmuls and everything they feed so far
     for k in range(min(at), max(at) + 1):
@@ -83,7 +75,7 @@ class SplitDot(ModuleRule):
             if not groups or all(len(u) < self.options.min_group for u in groups.values()):
                 continue
             reported: set[str] = set()  # matmuls already in a reported group
-            order = _Order(comp)
+            positions = {instr.name: k for k, instr in enumerate(comp.instructions)}
             # the largest shared operand first: that is the activation, not a norm statistic
             for operand, users in sorted(groups.items(), key=lambda kv: -_size(comp, kv[0])):
                 src = comp.by_name.get(operand)
@@ -91,7 +83,7 @@ class SplitDot(ModuleRule):
                     continue
                 if len(users) < self.options.min_group or not _same_other_operands(users, operand, comp):
                     continue
-                users = _independent(users, order)  # one feeding another cannot be merged
+                users = _independent(users, comp.instructions, positions)  # (feeding: not mergeable)
                 if len(users) < self.options.min_group:
                     continue
                 members = {u.name for u in users}
