@@ -32,11 +32,10 @@ from hloscope.ir.shape import per_shape
 from hloscope.source import source_of
 
 _SAME = frozenset({"bitcast", "opt-barrier", "add-dependency"})
-# Opcodes whose value may name buffers made elsewhere (with the async parts, by suffix).
-_NAMING = _SAME | {"parameter", "constant", "get-tuple-element", "tuple", "custom-call", "while",
-                   "conditional", "call"}
-_ASYNC_PARTS = ("-done", "-update", "-start")
 _CALLS = frozenset({"while", "conditional", "call"})
+# Opcodes whose value may name buffers made elsewhere (with the async parts, by suffix).
+_NAMING = _SAME | _CALLS | {"parameter", "constant", "get-tuple-element", "tuple", "custom-call"}
+_ASYNC_PARTS = ("-done", "-update", "-start")
 
 
 @dataclass(slots=True)
@@ -247,10 +246,11 @@ class _Walk:
         runs: list[tuple[int, list[int]]] = []  # eligible in runs, with their latest definition
         added = 0
         for t in temps:  # (largest first: eligible only grows)
-            if added < len(by_size) and outputs[by_size[added]].bytes >= t.bytes:
-                while added < len(by_size) and outputs[by_size[added]].bytes >= t.bytes:
-                    bisect.insort(eligible, by_size[added])
-                    added += 1
+            grew = added
+            while added < len(by_size) and outputs[by_size[added]].bytes >= t.bytes:
+                bisect.insort(eligible, by_size[added])
+                added += 1
+            if added > grew:
                 runs = [(max(defined[k] for k in run), run)
                         for run in (eligible[i:i + _RUN] for i in range(0, len(eligible), _RUN))]
             if _first_fit(t.defined, t.last_use, runs, defined, starts, ends):
