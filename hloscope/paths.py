@@ -5,6 +5,10 @@ loads no rule, report or parser)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (made only when a folder holds no module: the report types load then)
+    from hloscope.report.common import FileError
 
 DUMP_PATTERNS = ("*after_optimizations.txt", "*.hlo.txt", "*.hlo")  # outside --xla_dump_to folders
 
@@ -14,7 +18,7 @@ class LintError(ValueError):
 
 
 def expand(paths: list[str | Path], pattern: str | None = None,
-           empty: list | None = None, stage: str | None = None,
+           empty: list[FileError] | None = None, stage: str | None = None,
            notes: list[str] | None = None) -> list[Path]:
     """Files to lint: files as given; in a directory, each --xla_dump_to folder in it gives
     one file per module, its text at `stage` (default after_optimizations; pass dumps and

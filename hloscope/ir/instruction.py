@@ -45,8 +45,9 @@ CALL_ATTR = re.compile(",[ \t]*(" + "|".join(CALL_KEYS) + ")=")
 # The usual case, read without walking the list: one call key, with no string or bracket
 # before it (so it is an attribute, not text inside a value), naming one computation.
 _PLAIN_HEAD = re.compile(r"[^\"'{}\[\]()]*")
-_METADATA = ", metadata={"
 _PLAIN_CALL = re.compile(CALL_ATTR.pattern + rf"%?({NAME})[ \t]*(?:,|$)")
+# A metadata attribute as the printer writes it (after the previous attribute's comma).
+_METADATA = ", metadata={"
 
 
 @dataclass(eq=False, slots=True)

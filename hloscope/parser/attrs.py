@@ -48,6 +48,8 @@ KEY_RULES: dict[str, str] = {
     "allow_spmd_sharding_propagation_to_output": "bool_list",
 }
 
+_RECORD_KEYS = frozenset(k for k, rule in KEY_RULES.items() if rule == "record")
+
 # Every attribute name XLA's parser takes on some instruction (strict mode refuses any
 # other: XLA says "unexpected attribute"); seen in real dumps and in hlo_parser.cc.
 KNOWN_KEYS = frozenset({
@@ -134,7 +136,6 @@ def force_attributes(modules: list[Module]) -> None:
     not built."""
     from hloscope.parser.fast.compact import accepted, plain_record
 
-    records = frozenset(k for k, rule in KEY_RULES.items() if rule == "record")
     for module in modules:
         checked: set[str] = set()  # attribute lists typed already (layers repeat them)
         for comp in module.computations:
@@ -145,7 +146,7 @@ def force_attributes(modules: list[Module]) -> None:
                         continue
                     checked.add(text)  # (an error below ends the check: none stays wrongly)
                 for key, value in instr.attrs_once().items():
-                    if accepted(key, value) or (key in records and plain_record(value)):
+                    if accepted(key, value) or (key in _RECORD_KEYS and plain_record(value)):
                         continue  # a form the grammar takes; nothing reads its tree now
                     try:
                         parse_attr(key, value)
