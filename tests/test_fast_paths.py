@@ -285,6 +285,32 @@ def test_one_attribute_read_without_splitting_equals_the_split():
     assert compared > 30000
 
 
+def test_called_computations_read_at_the_top_level_equal_the_split():
+    """A lone call key is read in place when no string and no open bracket precede it; on
+    every real dump and fixture, and on hand-written lines (labelled as such) that put a
+    call key inside a value or after a string, it names what the split names."""
+    text = ("HloModule m\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+            "  ROOT c = f32[] add(a, b)\n}\n\nENTRY e {\n  p = f32[4]{0} parameter(0)\n"
+            "  z = f32[] constant(0)\n"
+            "  x = f32[] reduce(p, z), dimensions={0}, to_apply=r\n"
+            "  y = f32[] reduce(p, z), dimensions={0}, frontend_attributes={k=\"}\"}, to_apply=r\n"
+            "  v = f32[4]{0} copy(p), frontend_attributes={k=\"}\", to_apply=r, b=2}\n"
+            "  w = f32[4]{0} copy(p), backend_config={a=1, to_apply=r, b=2}\n"
+            "  ROOT t = (f32[], f32[], f32[4]{0}, f32[4]{0}) tuple(x, y, v, w)\n}\n")
+    compared = bracketed = 0
+    for m in parse(text, "hand-written") + _modules():
+        for c in m.computations:
+            for i in c.instructions:
+                if i._attrs is not None or async_shorthand(i.opcode) is not None:
+                    continue
+                calls = list(i.calls())
+                bracketed += len(calls) == 1 and "[" in i.attr_text.partition("=" + calls[0])[0]
+                i._attrs, i._calls = None, None
+                assert i.attrs is not None and calls == i.called_computations, f"{m.path}: {i.name}"
+                compared += 1
+    assert compared > 100000 and bracketed > 1000
+
+
 def test_records_the_check_passes_unbuilt_are_ones_both_readers_type():
     """plain_record (force_attributes passes such a record without building it) holds only
     for records the compact reader and the grammar both type, to the same value: every

@@ -5,7 +5,7 @@ the parser)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -42,12 +42,22 @@ NAME = r"[A-Za-z_][A-Za-z0-9_.\-]*"
 _NAME = re.compile(rf"%?({NAME})")
 # An attribute list as the fast scanner keeps it: `, key=value, ...` (comma first).
 CALL_ATTR = re.compile(",[ \t]*(" + "|".join(CALL_KEYS) + ")=")
-# The usual case, read without walking the list: one call key, with no string or bracket
-# before it (so it is an attribute, not text inside a value), naming one computation.
-_PLAIN_HEAD = re.compile(r"[^\"'{}\[\]()]*")
+# The usual case, read without walking the list: one call key naming one computation, at
+# the list's top level (see _top_level).
 _PLAIN_CALL = re.compile(CALL_ATTR.pattern + rf"%?({NAME})[ \t]*(?:,|$)")
 # A metadata attribute as the printer writes it (after the previous attribute's comma).
 _METADATA = ", metadata={"
+
+
+def _top_level(text: str, at: int) -> bool:
+    """Whether position `at` of a checked attribute list (brackets paired and nested as
+    the scanner requires) lies outside every value: no string before it, and as many
+    brackets opened as closed before it (in a well-nested text, depth 0 there)."""
+    if text.find('"', 0, at) >= 0 or text.find("'", 0, at) >= 0:
+        return False
+    c = text.count
+    return (c("{", 0, at) + c("[", 0, at) + c("(", 0, at)
+            == c("}", 0, at) + c("]", 0, at) + c(")", 0, at))
 
 
 @dataclass(eq=False, slots=True)
@@ -75,7 +85,7 @@ class Instruction:
     _shape: Shape | None = None
     attr_text: str = ""
     reader: ValueReader | None = None
-    _calls: list[str] | None = None
+    _calls: Sequence[str] | None = None
 
     def _reader(self) -> ValueReader:
         if self.reader is None:
@@ -150,20 +160,25 @@ class Instruction:
     def called_computations(self) -> list[str]:
         """Names of computations this instruction calls (in CALL_KEYS order; computed
         once: the IR is not edited after parsing)."""
-        if self._calls is None:
-            self._calls = self._find_calls()
-        return list(self._calls)
+        return list(self.calls())
 
-    def _find_calls(self) -> list[str]:
+    def calls(self) -> Sequence[str]:
+        """`called_computations` as kept, not copied: for walks that only read it."""
+        calls = self._calls
+        if calls is None:
+            calls = self._calls = self._find_calls()
+        return calls
+
+    def _find_calls(self) -> Sequence[str]:
         values = self._attrs
         if values is None:
             text = self.attr_text
             first = CALL_ATTR.search(text)
             if first is None:
-                return []
-            if CALL_ATTR.search(text, first.end()) is None and \
-                    _PLAIN_HEAD.match(text).end() >= first.start():
-                plain = _PLAIN_CALL.match(text, first.start())
+                return ()
+            at = first.start()
+            if CALL_ATTR.search(text, first.end()) is None and _top_level(text, at):
+                plain = _PLAIN_CALL.match(text, at)
                 if plain is not None:
                     return [plain.group(2)]
             found = CALL_ATTR.findall(text)  # (some may lie inside strings)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Container
 
 from hloscope.ir import Computation, Instruction, Module
-from hloscope.ir.instruction import CALL_ATTR
 from hloscope.ir.opcodes import (
     BINARY_SAME_SHAPE,
     OPCODES,
@@ -106,7 +105,6 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
     seen: dict[str, Instruction] = {}
     roots = 0
     params: dict[int, Instruction] = {}
-    calls_in = CALL_ATTR.search
     for instr in comp.instructions:
         op, name = instr.opcode, instr.name
         if op not in OPCODES:
@@ -122,14 +120,12 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                 raise _Raiser(module, instr, comp, text)(
                     f"operand %{operand} of %{name} is "
                     + ("used before it is defined" if later else f"not defined in {comp.name}"))
-        # most instructions call nothing: look at the raw text before building the list
-        if instr._attrs is not None or calls_in(instr.attr_text) is not None:
-            for called in instr.called_computations:
-                if called not in computations:
-                    raise _Raiser(module, instr, comp, text)(
-                        f"%{name} calls computation {called}, which "
-                        + ("is defined after it (XLA's parser needs callees first)"
-                           if called in defined else "does not exist"))
+        for called in instr.calls():
+            if called not in computations:
+                raise _Raiser(module, instr, comp, text)(
+                    f"%{name} calls computation {called}, which "
+                    + ("is defined after it (XLA's parser needs callees first)"
+                       if called in defined else "does not exist"))
         wanted = OPERAND_COUNTS.get(op)
         if wanted is not None and len(instr.operands) != wanted:
             raise _Raiser(module, instr, comp, text)(
