@@ -47,9 +47,12 @@ _ALIASING = re.compile(rf"\{{[ \t]*(?:{_ALIAS_ITEM}(?:[ \t]*,[ \t]*{_ALIAS_ITEM}
 # A flat MLIR attribute dictionary, as custom-calls print backend_config when it is not
 # JSON: `{attn_heads = 32 : i64, dropout_probability = 0.000000e+00 : f64, mode = "x"}`:
 # names, numbers, strings, `,` `:` `=` (each a token the grammar's `braces` takes).
+# Each token is taken whole and never given back (an atomic group, possessive repeats), as
+# a lexer takes it: a run of name characters read as several adjacent names made the
+# match exponential (30 s for a 60-character value).
 _MLIR_TOKEN = (rf'{NAME}|-?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|-?[0-9]+(?![0-9A-Za-z_.])'
                r'|"[^"\\\n]*"|[,:=]')
-_MLIR_DICT = re.compile(rf"\{{[ \t]*(?:(?:{_MLIR_TOKEN})[ \t]*)*\}}")
+_MLIR_DICT = re.compile(rf"\{{[ \t]*+(?:(?>{_MLIR_TOKEN})[ \t]*+)*+\}}")
 # Untyped values (the grammar's `generic`) whose printed form a pattern proves the grammar
 # takes: checked without loading Lark (a caller asking for the value still gets its tree).
 _ACCEPTED = {"input_output_alias": _ALIASING, "output_to_operand_aliasing": _ALIASING,
