@@ -7,7 +7,7 @@ after the op, is the op itself with the start's attributes. The start calls it; 
 from __future__ import annotations
 
 from hloscope.ir import Computation, Instruction, Module
-from hloscope.ir.opcodes import async_shorthand
+from hloscope.ir.opcodes import OPCODES, async_shorthand
 
 
 class _Uniquer:
@@ -31,7 +31,8 @@ class _Uniquer:
 def wrap_async_shorthand(module: Module) -> None:
     """Add the wrapped computation of every shorthand async start (before its caller, as
     XLA orders a module's computations), in the order the starts appear."""
-    if not any(_is_start(i) for c in module.computations for i in c.instructions):
+    opcodes = {i.opcode for c in module.computations for i in c.instructions}
+    if not any(_is_start(op) for op in opcodes.difference(OPCODES)):
         return
     names = _Uniquer()
     out: list[Computation] = []
@@ -40,15 +41,15 @@ def wrap_async_shorthand(module: Module) -> None:
         made: list[Computation] = []
         for instr in comp.instructions:
             names.take(instr.name)
-            if _is_start(instr):
+            if _is_start(instr.opcode):
                 made.append(_wrap(instr, comp, names))
         out.extend([*made, comp])
     module.computations[:] = out
     module._by_name = None
 
 
-def _is_start(instr: Instruction) -> bool:
-    parts = async_shorthand(instr.opcode)
+def _is_start(opcode: str) -> bool:
+    parts = async_shorthand(opcode)
     return parts is not None and parts[1] == "start"
 
 
