@@ -13,6 +13,7 @@ reaches into the interpreter itself.
 | numpy's OpenBLAS kept to one thread in the CLI's process (so it may fork) | process | numpy's default |
 | large cache entries written after the output, by a detached process | fork, process | written when made |
 | a large module parsed or counted in two processes | process (may_fork, may_spawn), fork | one process |
+| a file's checks after the scan run in a forked child while the command works on it | fork (Ahead), process | checks first, in the process |
 | installed distributions scanned for rule plug-ins without importlib.metadata | plugins | importlib.metadata |
 """
 

@@ -97,3 +97,68 @@ def before_exit(work: Callable[[], None]) -> bool:
         finally:
             os._exit(0)
     return True
+
+
+class Ahead:
+    """`work()` (checks that only raise) run in a forked child while this process goes on,
+    on the second core; `passed()` waits for the child and says whether work() returned.
+
+    The plain path (tricks off, or may_fork() says no, or fork fails) runs work() at
+    once, in this process, so its exception is raised from the constructor as if called
+    directly. With a child, a False from passed() leaves the caller to run work() itself
+    to raise the error (the child's exception does not cross; nor does anything work()
+    builds). The cyclic collector is paused here until passed() is called: a collection
+    would touch every object of the shared heap and copy it page by page.
+    """
+
+    def __init__(self, work: Callable[[], None]) -> None:
+        from hloscope._speed.process import may_fork
+
+        self.pid: int | None = None
+        self.verdict = True
+        self.gc_was_enabled = False
+        if may_fork():
+            import gc
+
+            read_fd, write_fd = os.pipe()
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(read_fd)
+                os.close(write_fd)
+            else:
+                if pid == 0:  # pragma: no cover - the child (coverage does not follow forks)
+                    os.close(read_fd)
+                    answer = b"0"
+                    try:
+                        gc.disable()
+                        work()
+                        answer = b"1"
+                    except BaseException:  # noqa: BLE001 - the parent runs work() to raise it
+                        pass
+                    finally:
+                        try:
+                            os.write(write_fd, answer)
+                        finally:
+                            os._exit(0)
+                os.close(write_fd)
+                self.pid, self.read_fd = pid, read_fd
+                self.gc_was_enabled = gc.isenabled()
+                gc.disable()
+                return
+        work()
+
+    def passed(self) -> bool:
+        """Whether work() returned (waits for the child, once, and reaps it)."""
+        if self.pid is not None:
+            try:
+                self.verdict = os.read(self.read_fd, 1) == b"1"  # b"": the child died
+            finally:
+                os.close(self.read_fd)
+                os.waitpid(self.pid, 0)
+                self.pid = None
+                if self.gc_was_enabled:
+                    import gc
+
+                    gc.enable()
+        return self.verdict

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from hloscope._speed import enabled
 
 _spawn = {"allowed": False}
+_worker = {"one_of_several": False}
 _after_output: list[Callable[[], None]] = []  # run_command's work once the output is out
 
 
@@ -34,11 +35,17 @@ def may_spawn() -> bool:
     return main_file is None or os.path.exists(main_file)
 
 
+def as_worker() -> None:
+    """Say that this process is one of several working side by side (a pool worker, a Dask
+    task): the cores are taken, so it starts no helper process for speed."""
+    _worker["one_of_several"] = True
+
+
 def may_fork() -> bool:
-    """Whether this process may fork a helper for speed: tricks on, Linux, two cores, and a
-    single thread, native ones included (a child of a threaded process may inherit held
-    locks)."""
-    if not enabled() or (os.cpu_count() or 1) < 2:
+    """Whether this process may fork a helper for speed: tricks on, Linux, two cores, not
+    one of several workers, and a single thread, native ones included (a child of a
+    threaded process may inherit held locks)."""
+    if not enabled() or (os.cpu_count() or 1) < 2 or _worker["one_of_several"]:
         return False
     try:
         return len(os.listdir("/proc/self/task")) == 1
