@@ -156,26 +156,40 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
         hit.findings = [f if f.file == str(path) else replace(f, file=str(path)) for f in hit.findings]
         hit.modules = [{**m, "file": str(path)} for m in hit.modules]
         return hit
-    from hloscope.parser.load import check_values, decode, load
+    from hloscope.parser.load import check_values, decode, load, load_checked_ahead
     from hloscope.parser.text import Lines
     from hloscope.rules.engine import run
 
     chip = _chip(opts)
     rules = build_rules(opts)
     text = decode(data, str(path))
-    modules = load(path, strict=opts.strict, data=data, text=text)
-    del data  # (the file's bytes: the text and the modules are what is needed now)
     lines = Lines(text)
-    check_values(modules, lines, str(path))  # every value typed: what `parse` accepts, no more
-    index, notes = _trace(opts, modules, chip)
-    if chip is None and index is not None:
-        from hloscope.trace.report import detect_chip
 
-        chip = detect_chip(index.device_kind)
-        if chip is not None:
-            notes.append(f"chip {chip.name} detected from the trace")
-    result = run(modules, rules, chip=chip, sources={str(path): lines}, trace=index, stage=opts.stage,
-                 flags=opts.flags)
+    def typed(modules: list) -> None:  # every value typed: what `parse` accepts, no more
+        check_values(modules, lines, str(path))
+
+    if opts.strict:
+        modules, settle = load(path, strict=True, data=data, text=text), None
+        typed(modules)
+    else:  # the checks in a second process while the rules run (when it may fork)
+        modules, settle = load_checked_ahead(path, data, text, typed)
+    del data  # (the file's bytes: the text and the modules are what is needed now)
+    try:
+        index, notes = _trace(opts, modules, chip)
+        if chip is None and index is not None:
+            from hloscope.trace.report import detect_chip
+
+            chip = detect_chip(index.device_kind)
+            if chip is not None:
+                notes.append(f"chip {chip.name} detected from the trace")
+        result = run(modules, rules, chip=chip, sources={str(path): lines}, trace=index,
+                     stage=opts.stage, flags=opts.flags)
+    except Exception:
+        if settle is not None:
+            settle()  # a file the checks refuse: its located error, not what it led to
+        raise
+    if settle is not None:
+        settle()
     out = FileResult(result.findings, notes + result.notes, result.instructions, result.suppressed,
                      modules=result.modules, line_count=len(lines),
                      excerpts={f.line: lines[f.line - 1] for f in result.findings
@@ -237,11 +251,12 @@ def prepare_worker(cache_enabled: bool) -> None:
     """Set up a process that lints files for another (a pool worker, a Dask task): the
     caller's cache choice, and the collector tuned as the CLI's own process runs."""
     from hloscope import cache
-    from hloscope._speed.process import tune_gc
+    from hloscope._speed.process import as_worker, tune_gc
 
     cache.set_enabled(cache_enabled)
     cache.write_now()  # (a worker never reaches the CLI's after-output step)
     tune_gc()
+    as_worker()  # (its siblings have the other cores: its checks run in it, not beside it)
 
 
 def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,

@@ -28,11 +28,16 @@ class _Uniquer:
         return name
 
 
+def needs_wrapping(module: Module) -> bool:
+    """Whether the module holds a shorthand async start (which wrap_async_shorthand wraps)."""
+    opcodes = {i.opcode for c in module.computations for i in c.instructions}
+    return any(_is_start(op) for op in opcodes.difference(OPCODES))
+
+
 def wrap_async_shorthand(module: Module) -> None:
     """Add the wrapped computation of every shorthand async start (before its caller, as
     XLA orders a module's computations), in the order the starts appear."""
-    opcodes = {i.opcode for c in module.computations for i in c.instructions}
-    if not any(_is_start(op) for op in opcodes.difference(OPCODES)):
+    if not needs_wrapping(module):
         return
     names = _Uniquer()
     out: list[Computation] = []

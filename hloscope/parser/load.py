@@ -12,6 +12,8 @@ from hloscope.parser.files import MAX_NESTING, read
 from hloscope.parser.text import nesting_beyond
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from hloscope.ir import Module
 # (the scanner, the reader and the checks load with the first parse: importing the
 # package, as a run answered from the cache does, compiles none of their patterns)
@@ -79,19 +81,16 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
         return _parse(text, path, strict)
 
 
-def _parse(text: str, path: str, strict: bool) -> list[Module]:
-    from hloscope.parser.fast.scan import ScanMiss, scan_text
-    from hloscope.parser.reader import lark_errors, locate_attr
+def _parse(text: str, path: str, strict: bool, scan: bool = True) -> list[Module]:
+    """parse; `scan=False`: the fast scan missed already (straight to the grammar)."""
+    from hloscope.parser.reader import locate_attr
     from hloscope.parser.validate import validate
 
     if not text or text.isspace():
         raise ParseError("empty input; expected 'HloModule'", path, 1, 1)
-    if not strict:  # (the scan leaves lines nested deeper than MAX_NESTING to the grammar)
-        try:
-            modules = scan_text(text, path)
-        except (ScanMiss, ValueError, KeyError, IndexError, TypeError, *lark_errors()):
-            pass  # the grammar decides: same IR, or a located error
-        else:
+    if not strict and scan:  # (the scan leaves lines nested deeper than MAX_NESTING to the grammar)
+        modules = _scanned(text, path)
+        if modules is not None:
             validate(modules, text, strict)
             return _finished(modules)
     _check_nesting(text, path)
@@ -126,6 +125,18 @@ def _parse(text: str, path: str, strict: bool) -> list[Module]:
 
     validate(modules, text, strict)
     return _finished(modules)
+
+
+def _scanned(text: str, path: str) -> list[Module] | None:
+    """The fast scan's modules, unchecked; None when the grammar must decide (same IR, or
+    a located error)."""
+    from hloscope.parser.fast.scan import ScanMiss, scan_text
+    from hloscope.parser.reader import lark_errors
+
+    try:
+        return scan_text(text, path)
+    except (ScanMiss, ValueError, KeyError, IndexError, TypeError, *lark_errors()):
+        return None
 
 
 def _finished(modules: list[Module]) -> list[Module]:
@@ -187,3 +198,66 @@ def load(path: str | Path, strict: bool = False, data: bytes | None = None,
     if k:
         cache.put("modules", k, modules, background=True)
     return modules
+
+
+def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | None = None,
+                       more: Callable[[list[Module]], None] | None = None,
+                       ) -> tuple[list[Module], Callable[[], None]]:
+    """`load` (default mode) whose checks after the scan (validate, then `more`, such as
+    check_values) run in a forked child (hloscope._speed.fork.Ahead) while the caller
+    works on the modules. Returns the modules and `settle`, which the caller must call
+    before it reports anything about them: it returns when the checks passed, else
+    raises their located error (running them again here: the same error as `load`).
+    The modules go to the cache only once settled. Where the checks cannot go ahead
+    (no fork, the grammar route, async shorthand to wrap, a cached module) they run
+    first, as in `load`, and settle does nothing."""
+    from hloscope import cache
+    from hloscope._speed.fork import Ahead
+
+    if data is None:
+        data = read(path)
+    k = cache.key(data, "fast") if cache.is_enabled() else ""
+    modules = cache.get("modules", k) if k else None
+    if modules is not None:
+        for m in modules:
+            m.path = str(path)
+        if more is not None:
+            more(modules)
+        return modules, _settled
+    if text is None:
+        text = decode(data, str(path))
+    from hloscope.parser.asyncs import needs_wrapping
+    from hloscope.parser.validate import validate
+
+    with no_cyclic_gc():
+        modules = _scanned(text, str(path)) if text and not text.isspace() else None
+        if modules is None or any(needs_wrapping(m) for m in modules):  # checked now
+            if modules is None:  # the grammar's route (or the empty input's error)
+                modules = _parse(text, str(path), False, scan=False)
+            else:
+                validate(modules, text)
+                _finished(modules)
+            if more is not None:
+                more(modules)
+            if k:
+                cache.put("modules", k, modules, background=True)
+            return modules, _settled
+
+    def checks() -> None:
+        validate(modules, text)
+        if more is not None:
+            more(modules)
+
+    ahead = Ahead(checks)
+
+    def settle() -> None:
+        if not ahead.passed():
+            checks()  # raises the error the child met (else the child died: go on)
+        if k:
+            cache.put("modules", k, modules, background=True)
+
+    return modules, settle
+
+
+def _settled() -> None:
+    """settle() of modules checked already."""
