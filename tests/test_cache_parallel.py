@@ -302,3 +302,117 @@ def test_stats_in_halves_never_fork_a_threaded_process():
     done = subprocess.run([sys.executable, "-c", code, str(FIXTURES / "tpu" / "llm_v5p_big.hlo.txt")],
                           capture_output=True, text=True, check=True, env=TRICKS_ON)
     assert done.stdout.split() == ["True", "True"]
+
+
+# The checks after the scan run beside the command (hloscope.parser.load.load_checked_ahead,
+# hloscope._speed.fork.Ahead): in a fresh process (one thread, so it may fork), with two
+# cores assumed, commands are run in-process and their forks counted.
+_BESIDE = """
+import json, os, sys
+os.cpu_count = lambda: 2
+forks = []
+_fork = os.fork
+def fork():
+    pid = _fork()
+    if pid:
+        forks.append(pid)
+    return pid
+os.fork = fork
+from typer.testing import CliRunner
+from hloscope.cli.app import app
+runs = []
+for args in json.loads(sys.argv[1]):
+    done = CliRunner().invoke(app, args)
+    runs.append([args, done.exit_code, done.output])
+print(json.dumps({"runs": runs, "forks": len(forks)}))
+"""
+
+
+def _mutants(folder):
+    """A real 16-layer TPU dump, and copies of it with one line changed (each labelled by
+    what it breaks): an operand never defined, every tuple index out of range (the rules
+    then meet a broken module), a dimensions value that is not a list of integers."""
+    import re
+
+    good = (FIXTURES / "tpu" / "llm_v5p_16.hlo.txt").read_text()
+    lines = good.split("\n")
+    fusion = max(k for k, line in enumerate(lines) if " fusion(%" in line)
+    undefined = list(lines)
+    undefined[fusion] = re.sub(r"fusion\(%[\w.\-]+", "fusion(%never_defined", lines[fusion], count=1)
+    broadcast = next(k for k, line in enumerate(lines) if " broadcast(" in line and "dimensions={" in line)
+    malformed = list(lines)
+    malformed[broadcast] = re.sub(r"dimensions=\{[^}]*\}", "dimensions={x}", lines[broadcast])
+    out = {"good": good, "undefined_operand": "\n".join(undefined),
+           "tuple_index": re.sub(r"index=\d+", "index=99", good), "malformed_value": "\n".join(malformed)}
+    folder.mkdir()
+    for name, text in out.items():
+        (folder / f"{name}.hlo.txt").write_text(text)
+    return {name: str(folder / f"{name}.hlo.txt") for name in out}
+
+
+def test_checks_beside_the_command_give_what_serial_checks_give(tmp_path):
+    """lint, memory, roofline, stats and graph on a good file and on three it must refuse,
+    one by one and as a folder: the same output and exit code with the checks in a second
+    process as with every trick off, no drawing written for a refused file, and the
+    checks did go to a second process."""
+    import subprocess
+    import sys
+
+    files = _mutants(tmp_path / "dumps")
+    runs = []
+    for name, path in files.items():
+        runs += [["lint", "--no-cache", path], ["memory", "--no-cache", path],
+                 ["roofline", "--no-cache", path], ["stats", "--no-cache", "-j", "1", path],
+                 ["graph", "--no-cache", "-o", str(tmp_path / f"{name}.dot"), path]]
+    folder = str(tmp_path / "dumps")
+    runs += [["lint", "--no-cache", folder], ["memory", "--no-cache", folder],
+             ["stats", "--no-cache", folder]]
+    result = {}
+    for mode, env in (("beside", TRICKS_ON), ("plain", {**TRICKS_ON, "HLOSCOPE_PLAIN": "1"})):
+        done = subprocess.run([sys.executable, "-c", _BESIDE, json.dumps(runs)], capture_output=True,
+                              text=True, check=True, env=env, cwd=tmp_path)
+        result[mode] = json.loads(done.stdout)
+    assert result["beside"]["runs"] == result["plain"]["runs"]
+    assert result["beside"]["forks"] >= 20 and result["plain"]["forks"] == 0
+    codes = {tuple(args): code for args, code, _ in result["plain"]["runs"]}
+    for name, path in files.items():
+        refused = name != "good"
+        assert codes[("memory", "--no-cache", path)] == (2 if refused else 0), name
+        assert (tmp_path / f"{name}.dot").exists() != refused, name
+    assert all(f"{files[n]}:" in result["plain"]["runs"][-2][2] for n in files if n != "good")
+
+
+_AHEAD = """
+import gc, json, os
+os.cpu_count = lambda: 2
+from hloscope._speed.fork import Ahead
+out = {}
+passing = Ahead(lambda: None)
+failing = Ahead(lambda: 1 / 0)
+out["gc_paused"] = not gc.isenabled()
+out["verdicts"] = [passing.passed(), failing.passed(), failing.passed()]
+out["gc_back"] = gc.isenabled()
+try:
+    os.waitpid(-1, os.WNOHANG)
+    out["children_left"] = True
+except ChildProcessError:
+    out["children_left"] = False
+os.environ["HLOSCOPE_PLAIN"] = "1"
+try:
+    Ahead(lambda: 1 / 0)
+    out["plain_raises"] = False
+except ZeroDivisionError:
+    out["plain_raises"] = True
+print(json.dumps(out))
+"""
+
+
+def test_work_ahead_in_a_child_says_whether_it_passed():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _AHEAD], capture_output=True, text=True,
+                          check=True, env=TRICKS_ON)
+    assert json.loads(done.stdout) == {"gc_paused": True, "verdicts": [True, False, False],
+                                       "gc_back": True, "children_left": False,
+                                       "plain_raises": True}

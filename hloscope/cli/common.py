@@ -57,6 +57,9 @@ def note_file(path: Path | str) -> None:
 
 
 def fail(message: str) -> NoReturn:
+    """Exit 2 with the message; or with the located error of a file whose checks were
+    still running and fail (settle): what that file led to is not the error to show."""
+    settle()
     typer.echo(message, err=True)
     raise typer.Exit(2)
 
@@ -100,17 +103,47 @@ def parsing_notice(path: Path, strict: bool) -> Iterator[None]:
 
 def load_file(path: Path, strict: bool = False, read: tuple[bytes, str] | None = None) -> list:
     """The file's modules, or exit 2 with the located error; `read`: (bytes, text) of
-    the file when the caller has read it."""
+    the file when the caller has read it. In the default mode the checks after the scan
+    may still be running beside the command (hloscope.parser.load.load_checked_ahead):
+    `settle` waits for them, and `emit` and `guard` call it before they print."""
     from hloscope.parser import ParseError, load
+    from hloscope.parser.load import load_checked_ahead
 
+    settle()  # (a file's checks are done before the next file is read)
     note_file(path)
     try:
         with parsing_notice(path, strict):
-            if read is not None:
-                return load(path, strict=strict, data=read[0], text=read[1])
-            return load(path, strict=strict)
+            if strict:
+                return load(path, strict=True, data=read and read[0], text=read and read[1])
+            modules, rest = load_checked_ahead(path, read and read[0], read and read[1])
     except ParseError as e:
         fail_located(e)
+    _state["settle"] = (path, rest)
+    return modules
+
+
+class Refused(typer.Exit):
+    """Exit 2, raised by settle once it printed a file's located error (a command going
+    through several files may catch it and go on with the next)."""
+
+
+def settle() -> None:
+    """Wait for the checks of the file load_file read last, if still running: exit 2
+    (Refused) with their located error when they fail."""
+    from hloscope.parser import ParseError
+
+    pending = _state.pop("settle", None)
+    if pending is None:
+        return
+    path, rest = pending
+    try:
+        rest()
+    except ParseError as e:
+        note_file(path)
+        if _state["debug"]:
+            raise
+        typer.echo(e.render(), err=True)
+        raise Refused(2) from None
 
 
 def analyse(file: Path, no_cache: bool, run: Callable[[list], None], strict: bool = False) -> None:
@@ -119,15 +152,21 @@ def analyse(file: Path, no_cache: bool, run: Callable[[list], None], strict: boo
     use_cache(no_cache)
     modules = load_file(file, strict)
     guard(run, modules)
+    settle()
 
 
 def guard(fn: Callable[..., T], *args: Any) -> T:
-    """Run fn; a located error exits 2 with one line, anything else too (unless --debug)."""
+    """Run fn; a located error exits 2 with one line, anything else too (unless --debug).
+    A file whose checks are still running is settled first: its own error comes before
+    whatever it led fn to."""
     from hloscope.parser import ParseError
 
     try:
         return fn(*args)
+    except (typer.Exit, KeyboardInterrupt):
+        raise
     except ParseError as e:
+        settle()
         if not e.path or e.path == "<string>":  # raised by a value parsed on first use
             e.path = _state.get("file", "")
             if e.source_line is None and e.line > 0 and e.path:
@@ -137,9 +176,8 @@ def guard(fn: Callable[..., T], *args: Any) -> T:
                 if line:
                     e.attach_source(line.rstrip("\n"))
         fail_located(e)
-    except (typer.Exit, KeyboardInterrupt):
-        raise
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's file
+        settle()
         if _state["debug"]:
             raise
         fail(f"error: internal error ({type(e).__name__}: {e}); rerun with --debug for details")
@@ -166,7 +204,9 @@ def emit_text(text: str) -> None:
 
 
 def emit(format: Format, payload: Callable[[], object], text: Callable[[], str]) -> None:
-    """Print the JSON payload or the text, as --format asks (each built only when asked)."""
+    """Print the JSON payload or the text, as --format asks (each built only when asked),
+    once the last file's checks have passed."""
+    settle()
     if format == Format.json:
         emit_json(payload())
     else:

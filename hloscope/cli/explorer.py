@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hloscope.cli.common import AutoChipOpt, FileArg, NoCacheOpt, analyse, chip, fail
+from hloscope.cli.common import AutoChipOpt, FileArg, NoCacheOpt, analyse, chip, fail, settle
 
 
 def explorer(
@@ -56,6 +56,7 @@ def explorer(
             from hloscope.trace import join, load_profile
 
             index = join(load_profile(trace), modules)
+        settle()  # (nothing is written for a file its checks refuse)
         try:
             output.mkdir(parents=True, exist_ok=True)
         except OSError as e:

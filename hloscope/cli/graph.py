@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hloscope.cli.common import NoCacheOpt, analyse, fail
+from hloscope.cli.common import NoCacheOpt, analyse, fail, settle
 
 
 def graph(
@@ -117,6 +117,7 @@ def _costs(module, computation: str | None, max_nodes: int, chip_name: str | Non
 
 def _write(g, output: Path, suffix: str) -> None:
     """The graph as the output file asks; without Graphviz's `dot`, its .dot source."""
+    settle()  # (nothing is written for a file its checks refuse)
     if suffix == ".dot":
         output.write_text(g.source)
         typer.echo(f"wrote {output}", err=True)

@@ -12,11 +12,13 @@ from hloscope.cli.common import (
     Format,
     FormatOpt,
     NoCacheOpt,
+    Refused,
     chip,
     emit,
     fail,
     guard,
     load_file,
+    settle,
     use_cache,
 )
 
@@ -65,7 +67,13 @@ def memory(file: PathArg, chip_name: AutoChipOpt = None, format: FormatOpt = For
             failed = True
             continue
         reports = guard(_xla_reports, f, xla_report)
-        records.extend(guard(_records, modules, reports, chip_name))
+        try:
+            found = guard(_records, modules, reports, chip_name)
+            settle()  # (the file's checks ran beside it)
+        except Refused:  # as above
+            failed = True
+            continue
+        records.extend(found)
 
     def text() -> str:
         from hloscope.report.memory import memory_text

@@ -20,6 +20,7 @@ from hloscope.cli.common import (
     load_file,
     note_file,
     parsing_notice,
+    settle,
     use_cache,
 )
 
@@ -93,10 +94,13 @@ def _stats_of_folder(folder: Path, format: Format, strict: bool, per_computation
     for f in files:
         try:
             modules = load_file(f, strict)
-        except typer.Exit:  # its located error is printed; the other files go on
+            found = guard(lambda ms=modules, f=f: [dict(module_stats(m, every).to_dict(), file=str(f))
+                                                   for m in ms])
+            settle()  # (the file's checks ran beside it)
+        except typer.Exit:  # its error is printed; the other files go on
             failed = True
             continue
-        records.extend(dict(module_stats(m, every).to_dict(), file=str(f)) for m in modules)
+        records.extend(found)
     emit(format, lambda: {"version": 1, "modules": records}, lambda: stats_text(records, per_computation))
     if failed:
         raise typer.Exit(2)
