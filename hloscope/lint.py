@@ -251,12 +251,12 @@ def prepare_worker(cache_enabled: bool) -> None:
     """Set up a process that lints files for another (a pool worker, a Dask task): the
     caller's cache choice, and the collector tuned as the CLI's own process runs."""
     from hloscope import cache
-    from hloscope._speed.process import as_worker, tune_gc
+    from hloscope._speed.process import no_helpers, tune_gc
 
     cache.set_enabled(cache_enabled)
     cache.write_now()  # (a worker never reaches the CLI's after-output step)
     tune_gc()
-    as_worker()  # (its siblings have the other cores: its checks run in it, not beside it)
+    no_helpers()  # (its siblings have the other cores: its checks run in it, not beside it)
 
 
 def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,

@@ -354,7 +354,7 @@ def test_checks_beside_the_command_give_what_serial_checks_give(tmp_path):
     """lint, memory, roofline, stats and graph on a good file and on three it must refuse,
     one by one and as a folder: the same output and exit code with the checks in a second
     process as with every trick off, no drawing written for a refused file, and the
-    checks did go to a second process."""
+    checks did go to a second process (none with `-j 1`, which asks for one process)."""
     import subprocess
     import sys
 
@@ -362,7 +362,7 @@ def test_checks_beside_the_command_give_what_serial_checks_give(tmp_path):
     runs = []
     for name, path in files.items():
         runs += [["lint", "--no-cache", path], ["memory", "--no-cache", path],
-                 ["roofline", "--no-cache", path], ["stats", "--no-cache", "-j", "1", path],
+                 ["roofline", "--no-cache", path], ["stats", "--no-cache", path],
                  ["graph", "--no-cache", "-o", str(tmp_path / f"{name}.dot"), path]]
     folder = str(tmp_path / "dumps")
     runs += [["lint", "--no-cache", folder], ["memory", "--no-cache", folder],
@@ -380,6 +380,12 @@ def test_checks_beside_the_command_give_what_serial_checks_give(tmp_path):
         assert codes[("memory", "--no-cache", path)] == (2 if refused else 0), name
         assert (tmp_path / f"{name}.dot").exists() != refused, name
     assert all(f"{files[n]}:" in result["plain"]["runs"][-2][2] for n in files if n != "good")
+    # `-j 1` asks for one process: no checks beside the rules
+    one = [["lint", "--no-cache", "-j", "1", files["good"]], ["stats", "--no-cache", "-j", "1", files["good"]],
+           ["memory", "--no-cache", files["good"]]]
+    done = subprocess.run([sys.executable, "-c", _BESIDE, json.dumps(one)], capture_output=True,
+                          text=True, check=True, env=TRICKS_ON, cwd=tmp_path)
+    assert json.loads(done.stdout)["forks"] == 0
 
 
 _AHEAD = """

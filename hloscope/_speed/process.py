@@ -16,7 +16,7 @@ from collections.abc import Callable
 from hloscope._speed import enabled
 
 _spawn = {"allowed": False}
-_worker = {"one_of_several": False}
+_helpers = {"allowed": True}
 _after_output: list[Callable[[], None]] = []  # run_command's work once the output is out
 
 
@@ -35,17 +35,18 @@ def may_spawn() -> bool:
     return main_file is None or os.path.exists(main_file)
 
 
-def as_worker() -> None:
-    """Say that this process is one of several working side by side (a pool worker, a Dask
-    task): the cores are taken, so it starts no helper process for speed."""
-    _worker["one_of_several"] = True
+def no_helpers() -> None:
+    """Say that this process starts no helper process for speed, for the rest of its life:
+    it is one of several working side by side (a pool worker, a Dask task: the cores are
+    taken), or its user asked for one process (`-j 1`)."""
+    _helpers["allowed"] = False
 
 
 def may_fork() -> bool:
-    """Whether this process may fork a helper for speed: tricks on, Linux, two cores, not
-    one of several workers, and a single thread, native ones included (a child of a
-    threaded process may inherit held locks)."""
-    if not enabled() or (os.cpu_count() or 1) < 2 or _worker["one_of_several"]:
+    """Whether this process may fork a helper for speed: tricks on, Linux, two cores,
+    helpers not refused (no_helpers), and a single thread, native ones included (a child
+    of a threaded process may inherit held locks)."""
+    if not enabled() or (os.cpu_count() or 1) < 2 or not _helpers["allowed"]:
         return False
     try:
         return len(os.listdir("/proc/self/task")) == 1

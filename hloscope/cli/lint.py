@@ -45,7 +45,7 @@ def lint(
     dask: Annotated[str | None, typer.Option("--dask", help=(
         "Lint on a Dask cluster: --dask alone starts a local one (one worker per core, or -j N), "
         "--dask tcp://host:8786 uses a running scheduler. Needs pip install 'hloscope[fleet]'."))] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core when there is enough HLO to repay their start-up, else 1).")] = 0,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes for many files (0: one per core when there is enough HLO to repay their start-up, else 1, with a file's checks beside its rules on a second core; 1: one process).")] = 0,
     expand: Annotated[bool, typer.Option("--expand", help="Text format: list every finding of a repeated pattern, not one line per pattern.")] = False,
     source_root: Annotated[Path | None, typer.Option("--source-root", help="Where the profiled program's source files are on this machine (maps the dump's paths).")] = None,
     flags: Annotated[str | None, typer.Option("--flags", help="The XLA_FLAGS / LIBTPU_INIT_ARGS the dump was compiled with ('--name=value ...'), over the flag files beside it (F001).")] = None,
@@ -114,6 +114,10 @@ def lint(
                     return lint_files(files, opts, progress=bar, runner=dask_runner(dask, jobs))
                 except FleetError as e:
                     fail(f"error: {e}")
+            if jobs == 1:  # one process: not even a file's checks beside it
+                from hloscope._speed.process import no_helpers
+
+                no_helpers()
             workers = jobs if jobs > 0 else auto_jobs(files)
             return lint_files(files, opts, jobs=workers, progress=bar)
         except LintError as e:
