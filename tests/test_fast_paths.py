@@ -326,6 +326,22 @@ def test_called_computations_read_at_the_top_level_equal_the_split():
     assert compared > 100000 and bracketed > 1000
 
 
+def test_may_contain_misses_no_value_that_holds_the_text():
+    """may_contain (a search of the unsplit text) is True for every instruction one of
+    whose values holds the fragment, split or not, on every real dump and fixture."""
+    held = 0
+    for m in _modules():
+        for c in m.computations:
+            for i in c.instructions:
+                for fragment in ("devices=[", "replicated", "op_name="):
+                    if any(fragment in v for v in i.attrs_once().values()):
+                        assert i.may_contain(fragment), (m.path, i.name, fragment)
+                        held += 1
+                    elif i._attrs is not None:
+                        assert not i.may_contain(fragment)
+    assert held > 50000
+
+
 def test_records_the_check_passes_unbuilt_are_ones_both_readers_type():
     """plain_record (force_attributes passes such a record without building it) holds only
     for records the compact reader and the grammar both type, to the same value: every

@@ -124,6 +124,12 @@ class Instruction:
             return key in self._attrs
         return f"{key}=" in self.attr_text  # the scanner admits no blank before `=`
 
+    def may_contain(self, fragment: str) -> bool:
+        """False when no attribute value certainly holds `fragment`, without splitting."""
+        if self._attrs is not None:
+            return any(fragment in v for v in self._attrs.values())
+        return fragment in self.attr_text
+
     def raw_attr(self, key: str) -> str | None:
         """`attrs.get(key)`, without splitting the whole list when only one key is asked
         (most instructions carry long metadata and backend_config values)."""
