@@ -26,6 +26,7 @@ STAGES = (BEFORE, AFTER)
 
 _PASS_DUMP = re.compile(r"\.\d{4}\.([\w.-]+?)\.after_([\w.-]+?)\.before_")
 _ANNOTATIONS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
+_QUOTED_ANNOTATIONS = frozenset(f'"{t}"' for t in _ANNOTATIONS)  # as custom_call_target prints them
 _ASYNC_DONE = re.compile(r"-done$")
 
 
@@ -75,19 +76,13 @@ def detect_stage(module: Module, override: str | None = None) -> Stage:
         return named
     if module.attrs.get("is_scheduled") == "true":
         return Stage(AFTER, "is_scheduled=true")
-    fusions = asyncs = annotations = 0
-    for comp in module.computations:
-        for instr in comp.instructions:
-            op = instr.opcode
-            if op == "fusion":
-                fusions += 1
-            elif op.endswith("-done"):
-                asyncs += 1
-            elif op == "custom-call" and instr.raw_attr("custom_call_target") in (
-                    f'"{t}"' for t in _ANNOTATIONS):
-                annotations += 1
-    if annotations:
+    opcodes = {i.opcode for c in module.computations for i in c.instructions}
+    if "custom-call" in opcodes and any(
+            i.raw_attr("custom_call_target") in _QUOTED_ANNOTATIONS
+            for c in module.computations for i in c.instructions if i.opcode == "custom-call"):
         return Stage(BEFORE, "sharding annotations (Sharding custom calls)")
-    if fusions or asyncs:
-        return Stage(AFTER, "fusions" if fusions else "async start/done pairs")
+    if "fusion" in opcodes:
+        return Stage(AFTER, "fusions")
+    if any(op.endswith("-done") for op in opcodes):
+        return Stage(AFTER, "async start/done pairs")
     return Stage(BEFORE, "no fusions, no schedule")
