@@ -76,7 +76,7 @@ def detect_stage(module: Module, override: str | None = None) -> Stage:
         return named
     if module.attrs.get("is_scheduled") == "true":
         return Stage(AFTER, "is_scheduled=true")
-    opcodes = {i.opcode for c in module.computations for i in c.instructions}
+    opcodes = module.opcodes()
     if "custom-call" in opcodes and any(
             i.raw_attr("custom_call_target") in _QUOTED_ANNOTATIONS
             for c in module.computations for i in c.instructions if i.opcode == "custom-call"):

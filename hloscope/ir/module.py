@@ -44,6 +44,11 @@ class Module:
     def instructions(self) -> list[Instruction]:
         return [i for c in self.computations for i in c.instructions]
 
+    def opcodes(self) -> set[str]:
+        """The distinct opcodes of its instructions (a set built at C speed: for questions
+        about the module as a whole, asked of a few dozen opcodes, not every instruction)."""
+        return {i.opcode for c in self.computations for i in c.instructions}
+
     def fusion_computations(self) -> frozenset[str]:
         """Names of computations called by fusion instructions (computed once per
         set of computations: the IR is not edited after parsing)."""

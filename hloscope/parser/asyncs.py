@@ -30,8 +30,7 @@ class _Uniquer:
 
 def needs_wrapping(module: Module) -> bool:
     """Whether the module holds a shorthand async start (which wrap_async_shorthand wraps)."""
-    opcodes = {i.opcode for c in module.computations for i in c.instructions}
-    return any(_is_start(op) for op in opcodes.difference(OPCODES))
+    return any(_is_start(op) for op in module.opcodes().difference(OPCODES))
 
 
 def wrap_async_shorthand(module: Module) -> None:

@@ -53,7 +53,7 @@ def _half(text: str, path: str, first_line: int) -> tuple[Any, dict]:
     if len(modules) != 1:
         raise ValueError("not one module")
     module = modules[0]
-    if any(async_shorthand(op) for op in {i.opcode for c in module.computations for i in c.instructions}):
+    if any(async_shorthand(op) for op in module.opcodes()):
         raise ValueError("async shorthand")  # (its wrapped computations are made whole-module)
     names = [c.name for c in module.computations]
     calls = _Calls(names)
