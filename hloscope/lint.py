@@ -156,7 +156,7 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
         hit.findings = [f if f.file == str(path) else replace(f, file=str(path)) for f in hit.findings]
         hit.modules = [{**m, "file": str(path)} for m in hit.modules]
         return hit
-    from hloscope.parser.load import check_values, decode, load, load_checked_ahead
+    from hloscope.parser.load import check_values, decode, load_checked_ahead
     from hloscope.parser.text import Lines
     from hloscope.rules.engine import run
 
@@ -168,11 +168,8 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     def typed(modules: list) -> None:  # every value typed: what `parse` accepts, no more
         check_values(modules, lines, str(path))
 
-    if opts.strict:
-        modules, settle = load(path, strict=True, data=data, text=text), None
-        typed(modules)
-    else:  # the checks in a second process while the rules run (when it may fork)
-        modules, settle = load_checked_ahead(path, data, text, typed)
+    # (the checks in a second process while the rules run, when it may fork)
+    modules, settle = load_checked_ahead(path, data, text, typed, strict=opts.strict)
     del data  # (the file's bytes: the text and the modules are what is needed now)
     try:
         index, notes = _trace(opts, modules, chip)
@@ -184,12 +181,8 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
                 notes.append(f"chip {chip.name} detected from the trace")
         result = run(modules, rules, chip=chip, sources={str(path): lines}, trace=index,
                      stage=opts.stage, flags=opts.flags)
-    except Exception:
-        if settle is not None:
-            settle()  # a file the checks refuse: its located error, not what it led to
-        raise
-    if settle is not None:
-        settle()
+    finally:
+        settle()  # a file the checks refuse: its located error, not what it led the rules to
     out = FileResult(result.findings, notes + result.notes, result.instructions, result.suppressed,
                      modules=result.modules, line_count=len(lines),
                      excerpts={f.line: lines[f.line - 1] for f in result.findings

@@ -106,16 +106,15 @@ def load_file(path: Path, strict: bool = False, read: tuple[bytes, str] | None =
     the file when the caller has read it. In the default mode the checks after the scan
     may still be running beside the command (hloscope.parser.load.load_checked_ahead):
     `settle` waits for them, and `emit` and `guard` call it before they print."""
-    from hloscope.parser import ParseError, load
+    from hloscope.parser import ParseError
     from hloscope.parser.load import load_checked_ahead
 
     settle()  # (a file's checks are done before the next file is read)
     note_file(path)
     try:
         with parsing_notice(path, strict):
-            if strict:
-                return load(path, strict=True, data=read and read[0], text=read and read[1])
-            modules, rest = load_checked_ahead(path, read and read[0], read and read[1])
+            modules, rest = load_checked_ahead(path, read and read[0], read and read[1],
+                                               strict=strict)
     except ParseError as e:
         fail_located(e)
     _state["settle"] = (path, rest)

@@ -91,8 +91,7 @@ def _parse(text: str, path: str, strict: bool, scan: bool = True) -> list[Module
     if not strict and scan:  # (the scan leaves lines nested deeper than MAX_NESTING to the grammar)
         modules = _scanned(text, path)
         if modules is not None:
-            validate(modules, text, strict)
-            return _finished(modules)
+            return _checked(modules, text, strict)
     _check_nesting(text, path)
     from lark.exceptions import UnexpectedInput, VisitError
 
@@ -137,6 +136,14 @@ def _scanned(text: str, path: str) -> list[Module] | None:
         return scan_text(text, path)
     except (ScanMiss, ValueError, KeyError, IndexError, TypeError, *lark_errors()):
         return None
+
+
+def _checked(modules: list[Module], text: str, strict: bool) -> list[Module]:
+    """Scanned modules, checked and finished."""
+    from hloscope.parser.validate import validate
+
+    validate(modules, text, strict)
+    return _finished(modules)
 
 
 def _finished(modules: list[Module]) -> list[Module]:
@@ -188,11 +195,8 @@ def load(path: str | Path, strict: bool = False, data: bytes | None = None,
 
     if data is None:
         data = read(path)
-    k = cache.key(data, "strict" if strict else "fast") if cache.is_enabled() else ""
-    modules = cache.get("modules", k) if k else None
+    k, modules = _cached(path, data, strict)
     if modules is not None:
-        for m in modules:
-            m.path = str(path)
         return modules
     modules = parse(text if text is not None else decode(data, str(path)), str(path), strict=strict)
     if k:
@@ -200,48 +204,58 @@ def load(path: str | Path, strict: bool = False, data: bytes | None = None,
     return modules
 
 
-def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | None = None,
-                       more: Callable[[list[Module]], None] | None = None,
-                       ) -> tuple[list[Module], Callable[[], None]]:
-    """`load` (default mode) whose checks after the scan (validate, then `more`, such as
-    check_values) run in a forked child (hloscope._speed.fork.Ahead) while the caller
-    works on the modules. Returns the modules and `settle`, which the caller must call
-    before it reports anything about them: it returns when the checks passed, else
-    raises their located error (running them again here: the same error as `load`).
-    The modules go to the cache only once settled. Where the checks cannot go ahead
-    (no fork, the grammar route, async shorthand to wrap, a cached module) they run
-    first, as in `load`, and settle does nothing."""
+def _cached(path: str | Path, data: bytes, strict: bool) -> tuple[str, list[Module] | None]:
+    """(the cache key of the file's modules, "" when the cache is off; the modules kept
+    under it, named after `path`, or None)."""
     from hloscope import cache
-    from hloscope._speed.fork import Ahead
+
+    k = cache.key(data, "strict" if strict else "fast") if cache.is_enabled() else ""
+    modules = cache.get("modules", k) if k else None
+    for m in modules or ():
+        m.path = str(path)
+    return k, modules
+
+
+def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | None = None,
+                       more: Callable[[list[Module]], None] | None = None, strict: bool = False,
+                       ) -> tuple[list[Module], Callable[[], None]]:
+    """`load`, then `more` (such as check_values), where in the default mode the checks
+    after the scan (validate, then `more`) run in a forked child (hloscope._speed.fork.Ahead)
+    while the caller works on the modules. Returns the modules and `settle`, which the
+    caller must call before it reports anything about them: it returns when the checks
+    passed, else raises their located error (running them again here: the same error as
+    `load`). The modules go to the cache only once settled. Where the checks cannot go
+    ahead (strict mode, no fork, the grammar route, async shorthand to wrap, a cached
+    module) they run first, as in `load`, and settle does nothing."""
+    from hloscope import cache
+    from hloscope.parser.asyncs import needs_wrapping
 
     if data is None:
         data = read(path)
-    k = cache.key(data, "fast") if cache.is_enabled() else ""
-    modules = cache.get("modules", k) if k else None
-    if modules is not None:
-        for m in modules:
-            m.path = str(path)
-        if more is not None:
-            more(modules)
-        return modules, _settled
-    if text is None:
-        text = decode(data, str(path))
-    from hloscope.parser.asyncs import needs_wrapping
-    from hloscope.parser.validate import validate
+    k, modules = _cached(path, data, strict)
+    if modules is None:
+        if text is None:
+            text = decode(data, str(path))
+        with no_cyclic_gc():
+            scanned = None if strict else _scanned(text, str(path))
+        if scanned is not None and not any(needs_wrapping(m) for m in scanned):
+            return scanned, _ahead(scanned, text, k, more)
+        with no_cyclic_gc():  # checked now, as parse checks them
+            modules = (_parse(text, str(path), strict, scan=False) if scanned is None
+                       else _checked(scanned, text, strict))
+        if k:
+            cache.put("modules", k, modules, background=True)
+    if more is not None:
+        more(modules)
+    return modules, _settled
 
-    with no_cyclic_gc():
-        modules = _scanned(text, str(path)) if text and not text.isspace() else None
-        if modules is None or any(needs_wrapping(m) for m in modules):  # checked now
-            if modules is None:  # the grammar's route (or the empty input's error)
-                modules = _parse(text, str(path), False, scan=False)
-            else:
-                validate(modules, text)
-                _finished(modules)
-            if more is not None:
-                more(modules)
-            if k:
-                cache.put("modules", k, modules, background=True)
-            return modules, _settled
+
+def _ahead(modules: list[Module], text: str, k: str,
+           more: Callable[[list[Module]], None] | None) -> Callable[[], None]:
+    """settle() of scanned modules whose checks go to a child now."""
+    from hloscope import cache
+    from hloscope._speed.fork import Ahead
+    from hloscope.parser.validate import validate
 
     def checks() -> None:
         validate(modules, text)
@@ -256,7 +270,7 @@ def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | 
         if k:
             cache.put("modules", k, modules, background=True)
 
-    return modules, settle
+    return settle
 
 
 def _settled() -> None:
