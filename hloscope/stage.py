@@ -27,7 +27,6 @@ STAGES = (BEFORE, AFTER)
 _PASS_DUMP = re.compile(r"\.\d{4}\.([\w.-]+?)\.after_([\w.-]+?)\.before_")
 _ANNOTATIONS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
 _QUOTED_ANNOTATIONS = frozenset(f'"{t}"' for t in _ANNOTATIONS)  # as custom_call_target prints them
-_ASYNC_DONE = re.compile(r"-done$")
 
 
 @dataclass(frozen=True)

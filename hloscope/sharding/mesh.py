@@ -102,11 +102,9 @@ def sharded_devices(module: Module) -> int:
     most = 0
     if module.entry is None:
         return 0
-    # most instructions of a pre-optimization dump carry a sharding, few a tiled one: the
-    # checked text is searched first (no text: no attribute, or a list split already)
-    tiled = "devices=["
-    for instr in [i for i in module.entry.instructions if tiled in i.attr_text or not i.attr_text]:
-        text = instr.raw_attr("sharding") if instr.may_contain(tiled) else None
+    for instr in module.entry.instructions:
+        # (most instructions of a pre-optimization dump carry a sharding, few a tiled one)
+        text = instr.raw_attr("sharding") if instr.may_contain("devices=[") else None
         if not text:
             continue
         for m in _TILED.finditer(text):
