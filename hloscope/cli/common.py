@@ -71,6 +71,15 @@ def fail_located(e) -> NoReturn:
     fail(e.render())
 
 
+def take_jobs(jobs: int) -> None:
+    """`-j 1` asks for one process: not even a file's checks beside the command's work
+    (hloscope._speed.process.no_helpers)."""
+    if jobs == 1:
+        from hloscope._speed.process import no_helpers
+
+        no_helpers()
+
+
 def use_cache(no_cache: bool) -> None:
     from hloscope import cache
 

@@ -18,6 +18,7 @@ from hloscope.cli.common import (
     guard,
     progress_bar,
     split_list,
+    take_jobs,
     use_cache,
 )
 
@@ -114,10 +115,7 @@ def lint(
                     return lint_files(files, opts, progress=bar, runner=dask_runner(dask, jobs))
                 except FleetError as e:
                     fail(f"error: {e}")
-            if jobs == 1:  # one process: not even a file's checks beside it
-                from hloscope._speed.process import no_helpers
-
-                no_helpers()
+            take_jobs(jobs)
             workers = jobs if jobs > 0 else auto_jobs(files)
             return lint_files(files, opts, jobs=workers, progress=bar)
         except LintError as e:

@@ -21,6 +21,7 @@ from hloscope.cli.common import (
     note_file,
     parsing_notice,
     settle,
+    take_jobs,
     use_cache,
 )
 
@@ -54,10 +55,7 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
     Example: hloscope stats fixtures/tpu/transformer_v5p.hlo.txt
     """
     use_cache(no_cache)
-    if jobs == 1:  # one process: not even the file's checks beside the count
-        from hloscope._speed.process import no_helpers
-
-        no_helpers()
+    take_jobs(jobs)
     every = per_computation or format == Format.json  # JSON always carries the list
     if file.is_dir():
         _stats_of_folder(file, format, strict, per_computation, every)
