@@ -7,6 +7,7 @@ from math import prod
 
 from hloscope.ir import Instruction, Shape
 from hloscope.ir.opcodes import async_shorthand
+from hloscope.ir.shape import per_shape
 
 ELEMENTWISE = frozenset({
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "compare", "select", "clamp",
@@ -46,7 +47,9 @@ class UnknownCost(ValueError):
     """The model has no number it can stand behind for this instruction."""
 
 
+@per_shape
 def elements(shape: Shape) -> int:
+    """Elements of the shape's array leaves (once per shape object: every op asks)."""
     return sum(s.num_elements for s in shape.leaves() if s.is_array)
 
 
@@ -151,7 +154,7 @@ def kernel_flops(instr: Instruction) -> tuple[float, float]:
 
 def kernel_cost_estimate(instr: Instruction) -> dict[str, str]:
     """`custom_call_config.cost_estimate` of a Mosaic TPU custom call, if any."""
-    config = instr.attr("backend_config")
+    config = instr.config_with("cost_estimate")
     if isinstance(config, dict):
         estimate = config.get("custom_call_config", {}).get("cost_estimate")
         if isinstance(estimate, dict):

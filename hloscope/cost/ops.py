@@ -137,7 +137,7 @@ class CostModel:
     def trip_count(self, instr: Instruction) -> int | None:
         """The while's trip count: XLA's `known_trip_count`, else what its condition, body
         and initial state imply (cost/trips.py), else None."""
-        config = instr.attr("backend_config")
+        config = instr.config_with("known_trip_count")
         if isinstance(config, dict):
             n = config.get("known_trip_count", {})
             n = n.get("n") if isinstance(n, dict) else None

@@ -94,7 +94,7 @@ def _matmul_dtype(model: CostModel, instr: Instruction) -> str:
 
 def _estimated_cycles(instr: Instruction) -> int | None:
     """The TPU compiler's own estimate: backend_config[.window_config].estimated_cycles."""
-    config = instr.attr("backend_config")
+    config = instr.config_with("estimated_cycles")
     if not isinstance(config, dict):
         return None
     for holder in (config, config.get("window_config")):

@@ -156,6 +156,15 @@ class Instruction:
             return default
         return self._reader().attr(self, key, text)
 
+    def config_with(self, key: str) -> Any:
+        """The typed backend_config when its text may hold `key`, else None: a config
+        that cannot hold the key is not built (a GPU custom call's MLIR dictionary goes
+        through the grammar, tens of microseconds and Lark's import the first time)."""
+        text = self.raw_attr("backend_config")
+        if text is None or key not in text:
+            return None
+        return self._reader().attr(self, "backend_config", text)
+
     @property
     def parameter_number(self) -> int | None:
         if self.opcode != "parameter" or self.literal is None:
