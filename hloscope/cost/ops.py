@@ -105,6 +105,8 @@ class CostModel:
         # instruction name; hloscope.mlir.cost.body_costs)
         self.kernel_costs = kernel_costs or {}
         self._computation_flops: dict[str, Cost] = {}
+        # computation -> element type feeding its first matmul (hloscope.cost.roofline)
+        self.matmul_types: dict[str, str | None] = {}
 
     # -- helpers
     def operand_shapes(self, instr: Instruction) -> list[Shape]:
@@ -240,7 +242,10 @@ class CostModel:
         writes only its update (the buffer is updated in place); a fusion reads,
         of each operand, only what its fused slices take of it.
         """
-        c = Cost()
+        return self._memory_into(Cost(), instr)
+
+    def _memory_into(self, c: Cost, instr: Instruction) -> Cost:
+        """`memory`, its byte counts set on `c` (which holds no bytes yet)."""
         op = instr.opcode
         if op in FREE or op in CONTROL:
             return c
@@ -275,13 +280,20 @@ class CostModel:
             c.bytes_read = c.padded_read = total - c.bytes_written
             c.hbm_bytes = total
             return c
-        read = [byte_totals(s) for s in reads]
-        wrote = [byte_totals(s) for s in written]
-        c.bytes_read = sum(t[0] for t in read)
-        c.padded_read = sum(t[1] for t in read)
-        c.bytes_written = sum(t[0] for t in wrote)
-        c.padded_written = sum(t[1] for t in wrote)
-        c.hbm_bytes = sum(t[2] for t in read) + sum(t[2] for t in wrote)
+        logical = padded = hbm = 0
+        for s in reads:
+            t = byte_totals(s)
+            logical += t[0]
+            padded += t[1]
+            hbm += t[2]
+        c.bytes_read, c.padded_read = logical, padded
+        logical = padded = 0
+        for s in written:
+            t = byte_totals(s)
+            logical += t[0]
+            padded += t[1]
+            hbm += t[2]
+        c.bytes_written, c.padded_written, c.hbm_bytes = logical, padded, hbm
         return c
 
     def _param_reads(self, comp: Computation, param: str, depth: int = 0) -> list[Shape] | None:
@@ -341,8 +353,9 @@ class CostModel:
         the Cost, never change it."""
         found = self._costs.get(id(instr))
         if found is None or found[0] is not instr:
-            c = self.compute(instr)
-            c.add(self.memory(instr))
+            c = self.compute(instr)  # (a Cost of its own: no bytes set yet)
+            c.flops, c.transcendentals = float(c.flops), float(c.transcendentals)
+            self._memory_into(c, instr)
             self._costs[id(instr)] = found = (instr, c)
         return found[1]
 

@@ -81,15 +81,26 @@ class Report:
 
 def _matmul_dtype(model: CostModel, instr: Instruction) -> str:
     """Element type feeding the MXU: the first dot/convolution operand's, if any."""
-    candidates = [instr]
-    for name in instr.called_computations:
-        candidates.extend(model.module[name].instructions if name in model.module.by_name else [])
-    for inner in candidates:
+    found = _first_matmul_type(model, [instr]) if instr.opcode in _MATMUL else None
+    for name in instr.calls():
+        if found is not None:
+            break
+        if name not in model.matmul_types:  # (once per computation, not per caller)
+            comp = model.module.by_name.get(name)
+            model.matmul_types[name] = _first_matmul_type(model, comp.instructions) if comp else None
+        found = model.matmul_types[name]
+    if found is not None:
+        return found
+    return instr.shape.element_type if instr.shape.is_array else "bf16"
+
+
+def _first_matmul_type(model: CostModel, instructions: list[Instruction]) -> str | None:
+    for inner in instructions:
         if inner.opcode in _MATMUL:
             shapes = model.operand_shapes(inner)
             if shapes:
                 return shapes[0].element_type
-    return instr.shape.element_type if instr.shape.is_array else "bf16"
+    return None
 
 
 def _estimated_cycles(instr: Instruction) -> int | None:
