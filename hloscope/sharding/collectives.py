@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import cache
 
 from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE
@@ -225,6 +224,8 @@ def _fused_chains(module: Module, fused: list[tuple[Computation, Instruction, st
     (caller computation, the fusions in program order, the cloned collectives, opcode), one
     per (caller, opcode, channel_id) — a collective cloned into a start/continuation/done
     chain is one logical collective."""
+    if not fused:  # (the walk below reads every instruction of the module)
+        return []
     callers: dict[str, list[tuple[Computation, Instruction]]] = {}
     for comp in module.computations:
         for instr in comp.instructions:
@@ -259,11 +260,22 @@ def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostMod
     return count, flops
 
 
-@cache
-def _may_be_collective(opcode: str) -> bool:
-    """Whether an instruction of this opcode may be a collective (async-start ends in
-    -start too), decided once per opcode."""
-    return opcode in BASE_OPS or opcode.endswith("-start")
+def _sized(op: str, n: int, instr: Instruction, operands: list[Shape]) -> tuple[int, int, float, str]:
+    """(operand bytes, result bytes, bytes moved per device, global shape as the operands
+    and result show it) of a collective over groups of n."""
+    operand_bytes = sum(s.logical_bytes for s in operands)
+    result = instr.shape
+    if instr.opcode.endswith("-start") and result.is_tuple and result.elements:
+        result = result.elements[-1] if op == "all-gather" else result.elements[0]
+        if op == "collective-permute" and len(instr.shape.elements) > 1:
+            result = instr.shape.elements[1]
+    result_bytes = result.logical_bytes
+    gshape = str(result) if op == "all-gather" or not operands else str(operands[0])
+    return operand_bytes, result_bytes, _moved(op, n, operand_bytes, result_bytes), gshape
+
+
+# Opcodes base_opcode may find a collective in (a set test per instruction, no call).
+_MAY_BE_COLLECTIVE = frozenset({*BASE_OPS, *(f"{op}-start" for op in BASE_OPS), "async-start"})
 
 
 def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collective]]:
@@ -277,7 +289,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     fusion_comps = module.fusion_computations()
     for comp in module.computations:
         in_fusion = comp.name in fusion_comps
-        for instr in [i for i in comp.instructions if _may_be_collective(i.opcode)]:
+        for instr in [i for i in comp.instructions if i.opcode in _MAY_BE_COLLECTIVE]:
             op = base_opcode(instr, module)
             if op is None:
                 continue
@@ -305,6 +317,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     factors_seen: list[tuple[int, int]] = []
     source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
     positions = _Positions()
+    sizes: dict[tuple, tuple[int, int, float, str]] = {}  # keeps the shapes its ids name
     for comp, instr, op in found:
         groups, rg = read_groups[id(instr)]
         if rg is None or not rg.groups:  # (the default: every device; pairs are kept)
@@ -322,22 +335,16 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             factors_seen.extend(factors or [])
             axis = ""
         operands = model.operand_shapes(instr)
-        operand_bytes = sum(s.logical_bytes for s in operands)
-        result = instr.shape
-        if instr.opcode.endswith("-start") and result.is_tuple and result.elements:
-            result = result.elements[-1] if op == "all-gather" else result.elements[0]
-            if op == "collective-permute" and len(instr.shape.elements) > 1:
-                result = instr.shape.elements[1]
-        result_bytes = result.logical_bytes
         n = len(groups[0]) if groups and op != "collective-permute" else 2
-        moved = _moved(op, n, operand_bytes, result_bytes)
-        first = comp.by_name.get(instr.operands[0]) if instr.operands else None
-        if op == "all-gather":
-            gshape = str(result)
-        elif first is not None and first.opcode == "parameter" and len(instr.operands) == 1:
+        # (a layer's collectives repeat the last layer's shapes: sized once per signature)
+        key = (op, instr.opcode, n, id(instr.shape), *map(id, operands))
+        sized = sizes.get(key)
+        if sized is None:
+            sized = sizes[key] = _sized(op, n, instr, operands)
+        operand_bytes, result_bytes, moved, gshape = sized
+        first = comp.by_name.get(instr.operands[0]) if op != "all-gather" and len(instr.operands) == 1 else None
+        if first is not None and first.opcode == "parameter":
             gshape = str(global_shape(first))  # (its only source is that parameter)
-        else:
-            gshape = str(operands[0]) if operands else str(result)
         sources = _sources_of(comp, instr, source_cache)
         done = None
         overlap = (0, 0.0)
