@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURES, manifest
+from conftest import FIXTURES, corpus_files, fixture_files, manifest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -18,6 +18,7 @@ from hloscope.cost.ops import CostModel
 from hloscope.cost.roofline import roofline
 from hloscope.ir.shape import Layout, Shape
 from hloscope.parser import load, parse_shape
+from hloscope.parser.errors import ParseError
 
 runner = CliRunner()
 
@@ -309,3 +310,46 @@ def test_an_op_the_model_cannot_cost_is_unknown_with_its_reason_never_free():
     assert "states no cost_estimate" in roofline(k, get_chip("v5e")).rows[0].unknown_cost
     out = CliRunner().invoke(app, ["roofline", str(kernel), "--top", "0"]).stdout
     assert re.search(r"matmul\.1 +custom-call +2\.15e\+09\* ", out), out
+
+
+def _holds(value, key: str) -> bool:
+    if isinstance(value, dict):
+        return key in value or any(_holds(v, key) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds(v, key) for v in value)
+    return False
+
+
+def test_a_config_skipped_for_lacking_a_key_holds_no_such_key():
+    """Instruction.config_with(key) builds backend_config only when its text holds the key
+    (the cost model asks for cost_estimate, estimated_cycles, known_trip_count). On every
+    distinct backend_config of the fixtures and the corpus (GPU MLIR dictionaries, TPU JSON),
+    a skipped config holds the key at no depth, and a read one is the typed config itself."""
+    from hloscope.cost.flops import kernel_cost_estimate
+
+    keys = ("cost_estimate", "estimated_cycles", "known_trip_count")
+    seen: set[str] = set()
+    skipped = {k: 0 for k in keys}
+    for path in fixture_files() + corpus_files():
+        try:
+            modules = load(path)
+        except ParseError:  # (the corpus holds XLA's rejected inputs too)
+            continue
+        for instr in (i for m in modules for i in m.instructions()):
+            text = instr.raw_attr("backend_config")
+            if text is None or text in seen:
+                continue
+            seen.add(text)
+            typed = instr.attr("backend_config")
+            for key in keys:
+                got = instr.config_with(key)
+                if got is None:
+                    skipped[key] += 1
+                    assert not _holds(typed, key), (path, instr.name, key)
+                else:
+                    assert got == typed
+            if instr.opcode == "custom-call":
+                estimate = typed.get("custom_call_config", {}).get("cost_estimate") \
+                    if isinstance(typed, dict) else None
+                assert kernel_cost_estimate(instr) == (estimate if isinstance(estimate, dict) else {})
+    assert len(seen) > 100 and min(skipped.values()) > 50, (len(seen), skipped)
