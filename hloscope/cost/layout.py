@@ -127,10 +127,13 @@ def memory_leaves(shape: Shape) -> list[ArrayMemory]:
 
 def has_tiled_layouts(module: Module) -> bool:
     """Whether any instruction's layout carries tiles (TPU compiler output)."""
-    for instr in module.instructions():
-        layout = instr.shape.layout if instr.shape.is_array else None
-        if layout is not None and layout.tiles:
-            return True
+    for comp in module.computations:
+        for instr in comp.instructions:
+            if "T(" not in instr.shape_text:  # (no tile printed: its shape need not be built)
+                continue
+            layout = instr.shape.layout if instr.shape.is_array else None
+            if layout is not None and layout.tiles:
+                return True
     return False
 
 
