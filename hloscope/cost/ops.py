@@ -15,6 +15,7 @@ free: its Cost carries `unknown` (instruction name, reason), which reports show.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import prod
 
@@ -35,10 +36,10 @@ from hloscope.cost.flops import (
 from hloscope.cost.layout import byte_totals, logical_bytes
 from hloscope.cost.trips import trip_count_from_condition
 from hloscope.ir import Computation, Instruction, Module, Shape
-from hloscope.ir.opcodes import async_shorthand
+from hloscope.ir.opcodes import OPCODES, async_shorthand
 
 
-@dataclass
+@dataclass(slots=True)
 class Cost:
     flops: float = 0.0
     transcendentals: float = 0.0
@@ -66,8 +67,10 @@ class Cost:
         self.padded_read += int(other.padded_read * times)
         self.padded_written += int(other.padded_written * times)
         self.hbm_bytes += int(other.hbm_bytes * times)
-        self.unknown_trip_counts.extend(other.unknown_trip_counts)
-        self.unknown.extend(other.unknown)
+        if other.unknown_trip_counts:
+            self.unknown_trip_counts.extend(other.unknown_trip_counts)
+        if other.unknown:
+            self.unknown.extend(other.unknown)
 
     @classmethod
     def most(cls, costs: list[Cost]) -> Cost:
@@ -93,6 +96,15 @@ class BodyCost:
     matmul_flops: float = 0.0
 
 
+# Opcodes whose traffic is plainly their operands read and their result written (no branch
+# of CostModel._memory_into applies to them).
+_PLAIN_TRAFFIC = frozenset(
+    op for op in OPCODES
+    if op not in FREE and op not in CONTROL and op not in SLICING and not op.endswith("-done")
+    and op not in ("dynamic-update-slice", "scatter", "copy-start", "collective-permute-start",
+                   "all-gather-start", "fusion", "custom-call"))
+
+
 class CostModel:
     """Costs instructions of one module; computations are costed once and cached."""
 
@@ -107,13 +119,21 @@ class CostModel:
         self._computation_flops: dict[str, Cost] = {}
         # computation -> element type feeding its first matmul (hloscope.cost.roofline)
         self.matmul_types: dict[str, str | None] = {}
+        self._names: dict[str, dict[str, Instruction]] = {}  # computation -> its instructions by name
 
     # -- helpers
     def operand_shapes(self, instr: Instruction) -> list[Shape]:
-        comp = self.module.by_name.get(instr.computation)
-        if comp is None:
-            return []
-        by_name, printed = comp.by_name, instr.operand_shapes
+        by_name = self._names.get(instr.computation)
+        if by_name is None:
+            comp = self.module.by_name.get(instr.computation)
+            if comp is None:
+                return []
+            by_name = self._names[instr.computation] = comp.by_name
+        printed, operands = instr.operand_shapes, instr.operands
+        if not printed:
+            return [by_name[n].shape for n in operands if n in by_name]
+        if len(printed) == len(operands) and not any(printed):  # (none printed: most dumps)
+            return [by_name[n].shape for n in operands]
         out = []
         for k, n in enumerate(instr.operands):  # (a collective may read hundreds)
             if k < len(printed) and printed[k]:
@@ -250,6 +270,8 @@ class CostModel:
         if op in FREE or op in CONTROL:
             return c
         shapes = self.operand_shapes(instr)
+        if op in _PLAIN_TRAFFIC:  # (most ops: no branch below applies)
+            return self._traffic(c, shapes, (instr.shape,))
         reads: list[Shape] = list(shapes)
         written: list[Shape] = [instr.shape]
         if op in SLICING and shapes:
@@ -280,6 +302,11 @@ class CostModel:
             c.bytes_read = c.padded_read = total - c.bytes_written
             c.hbm_bytes = total
             return c
+        return self._traffic(c, reads, written)
+
+    @staticmethod
+    def _traffic(c: Cost, reads: Sequence[Shape], written: Sequence[Shape]) -> Cost:
+        """`c` with the bytes of reading `reads` and writing `written` set."""
         logical = padded = hbm = 0
         for s in reads:
             t = byte_totals(s)
