@@ -361,26 +361,32 @@ def test_records_the_check_passes_unbuilt_are_ones_both_readers_type():
 
 def test_attributes_but_metadata_equal_the_split_less_metadata():
     """attrs_but_metadata (which skips a trailing metadata value unread) is the full split
-    less metadata, on every instruction of the real dumps and the fixtures; the hand-written
-    lines put metadata first, last, alone, and with a brace-comma inside its string."""
+    less metadata, on every instruction of the real dumps and the fixtures, and so is the
+    split of text_but_metadata when it tells one (H006 compares those texts unsplit); the
+    hand-written lines put metadata first, last, alone, and with a brace-comma inside its
+    string."""
     text = ("HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0), metadata={op_name=\"a}, b\"}\n"
             "  q = f32[2]{0} negate(p), metadata={op_name=\"x\"}, sharding={replicated}\n"
             "  r = f32[2]{0} negate(q), sharding={replicated}, metadata={op_name=\"y\"}\n"
             "  ROOT s = f32[2]{0} negate(r), metadata={op_name=\"z\"}\n}\n")
     modules = parse(text, "hand-written") + _modules()
-    compared = trailing = 0
+    compared = trailing = told = 0
     for m in modules:
         for c in m.computations:
             for i in c.instructions:
                 if i.attr_text:
                     i._attrs = None  # (unsplit, as parsed: another test may have split it)
                 fast = i.attrs_but_metadata()
+                head = i.text_but_metadata()
                 trailing += bool(i.attr_text) and i.attr_text.endswith("}") and "metadata" not in fast
                 whole = dict(i.attrs_once())  # (not kept: other tests share the modules)
                 whole.pop("metadata", None)
                 assert fast == whole, f"{m.path}: {i.name}"
+                if head is not None:
+                    assert (i._reader().split(head) if head else {}) == whole, f"{m.path}: {i.name}"
+                    told += 1
                 compared += 1
-    assert compared > 100000 and trailing > 10000
+    assert compared > 100000 and trailing > 10000 and told > compared * 0.9, (compared, told)
 
 
 _SCALARS = st.sampled_from(["1", "-2", "0.5", "-1e3", "true", "nan", "-inf", "...", "x.1"])

@@ -109,14 +109,25 @@ class Instruction:
     def attrs_but_metadata(self) -> dict[str, str]:
         """`attrs` less `metadata`, without reading its long value when it comes last (most
         instructions of a pre-optimization dump carry nothing else). Not kept."""
-        text = self.attr_text
-        at = text.find(_METADATA)
-        if self._attrs is None and at >= 0 and text.endswith("}") and "}," not in text[at:] \
-                and text.find(_METADATA, at + 1) < 0:
-            return self._reader().split(text[:at]) if at else {}
+        head = self.text_but_metadata()
+        if head is not None:
+            return self._reader().split(head) if head else {}
         out = dict(self.attrs_once())
         out.pop("metadata", None)
         return out
+
+    def text_but_metadata(self) -> str | None:
+        """The attribute text before a `metadata` value that ends it (the whole text when
+        there is none), or None when that cannot be told without splitting: two
+        instructions whose texts are equal have equal attributes but metadata."""
+        text = self.attr_text
+        at = text.find(_METADATA)
+        if at < 0:
+            return text if self._attrs is None and "metadata=" not in text else None
+        if self._attrs is None and text.endswith("}") and "}," not in text[at:] \
+                and text.find(_METADATA, at + 1) < 0:
+            return text[:at]
+        return None
 
     def may_have(self, key: str) -> bool:
         """False when the instruction certainly has no attribute `key`, without splitting."""

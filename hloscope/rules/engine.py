@@ -61,12 +61,14 @@ def identify(f: Finding, module: Module) -> Finding:
         source = Source()
     else:
         source = source_of(instr, module)
-        operands = [comp[o].shape_text for o in instr.operands if o in comp]
+        by_name = comp.by_name
+        operands = [by_name[o].shape_text for o in instr.operands if o in by_name]
         # the message without names and numbers: two findings of one rule on one
         # instruction (a kernel's input and output block) stay apart
         gist = _NAMES_AND_NUMBERS.sub("#", f.message)
-        parts = [f.code, instr.opcode, instr.shape_text, *operands, source.pattern(), gist]
-        if not source.pattern():  # nothing from the program: the callees' opcodes tell apart
+        pattern = source.pattern()
+        parts = [f.code, instr.opcode, instr.shape_text, *operands, pattern, gist]
+        if not pattern:  # nothing from the program: the callees' opcodes tell apart
             parts += [i.opcode for c in instr.called_computations if c in module.by_name
                       for i in module[c].instructions]
     fingerprint = hashlib.sha1("\x1f".join(parts).encode()).hexdigest()

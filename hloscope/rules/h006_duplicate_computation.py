@@ -29,6 +29,9 @@ def _attr_key(instr: Instruction) -> tuple:
 _EFFECT_PREFIXES = ("all-", "collective-", "reduce-scatter", "async-", "copy-start", "copy-done")
 
 
+_UNTOLD = object()  # an attribute text that cannot be compared without splitting it
+
+
 @cache
 def _never_duplicate(opcode: str) -> bool:
     """Per-call or side-effecting by its opcode alone (custom calls are asked one by one)."""
@@ -54,7 +57,9 @@ class DuplicateComputation(ModuleRule):
                 continue  # XLA duplicates cheap ops into fusions on purpose
             canonical: dict[str, str] = {}  # name -> first equal instruction's name
             # (opcode, shape, operands) first: attributes are split only on a collision
-            seen: dict[tuple, list[Instruction]] = {}
+            # (with each one's attribute text but metadata once asked, _UNTOLD when the
+            # text cannot tell)
+            seen: dict[tuple, Instruction | list[tuple[Instruction, object]]] = {}
             attr_keys: dict[int, tuple] = {}  # id(instr) -> _attr_key, split once
             for instr in comp.instructions:
                 opcode = instr.opcode
@@ -67,11 +72,23 @@ class DuplicateComputation(ModuleRule):
                 key = (opcode, instr.shape_text, operands)
                 earlier = seen.get(key)
                 if earlier is None:
-                    seen[key] = [instr]
+                    seen[key] = instr  # (a list only on a collision: most have none)
                     continue
-                mine = attr_keys[id(instr)] = _attr_key(instr)
+                if not isinstance(earlier, list):
+                    earlier = seen[key] = [(earlier, None)]
+                # (equal attribute texts but metadata: equal attributes, none split)
+                text = instr.text_but_metadata()
+                mine = None
                 first = None
-                for e in earlier:
+                for k, (e, theirs_text) in enumerate(earlier):
+                    if theirs_text is None:
+                        theirs_text = e.text_but_metadata()
+                        earlier[k] = (e, _UNTOLD if theirs_text is None else theirs_text)
+                    if text is not None and theirs_text == text:
+                        first = e
+                        break
+                    if mine is None:
+                        mine = attr_keys[id(instr)] = _attr_key(instr)
                     theirs = attr_keys.get(id(e))
                     if theirs is None:
                         theirs = attr_keys[id(e)] = _attr_key(e)
@@ -79,7 +96,7 @@ class DuplicateComputation(ModuleRule):
                         first = e
                         break
                 if first is None:
-                    earlier.append(instr)
+                    earlier.append((instr, _UNTOLD if text is None else text))
                     continue
                 canonical[instr.name] = canonical.get(first.name, first.name)
                 if instr.shape.is_array and instr.shape.num_elements < self.options.min_elements:
