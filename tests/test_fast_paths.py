@@ -386,7 +386,7 @@ def test_attributes_but_metadata_equal_the_split_less_metadata():
                     assert (i._reader().split(head) if head else {}) == whole, f"{m.path}: {i.name}"
                     told += 1
                 compared += 1
-    assert compared > 100000 and trailing > 10000 and told > compared * 0.9, (compared, told)
+    assert compared > 100000 and trailing > 10000 and told > compared * 0.8, (compared, told)
 
 
 _SCALARS = st.sampled_from(["1", "-2", "0.5", "-1e3", "true", "nan", "-inf", "...", "x.1"])

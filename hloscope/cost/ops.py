@@ -33,9 +33,10 @@ from hloscope.cost.flops import (
     kernel_cost_estimate,
     kernel_flops,
 )
+from hloscope.cost.fused import fusion_traffic
 from hloscope.cost.layout import byte_totals, logical_bytes
 from hloscope.cost.trips import trip_count_from_condition
-from hloscope.ir import Computation, Instruction, Module, Shape
+from hloscope.ir import Instruction, Module, Shape
 from hloscope.ir.opcodes import OPCODES, async_shorthand
 
 
@@ -293,7 +294,7 @@ class CostModel:
         elif op.endswith("-done") and instr.shape.is_array:
             reads = [instr.shape]
         elif op == "fusion":
-            reads, written = self._fusion_traffic(instr, shapes)
+            reads, written = fusion_traffic(self.module, instr, shapes)
         elif op == "custom-call" and instr.attr("custom_call_target") == "AllocateBuffer":
             return c  # reserves a buffer; moves no data
         elif op == "custom-call" and (total := self._kernel_bytes(instr)) is not None:
@@ -322,56 +323,6 @@ class CostModel:
             hbm += t[2]
         c.bytes_written, c.padded_written, c.hbm_bytes = logical, padded, hbm
         return c
-
-    def _param_reads(self, comp: Computation, param: str, depth: int = 0) -> list[Shape] | None:
-        """What a fused computation reads of one parameter: the slices taken of it,
-        [] when it is only updated in place, None when it reads all of it."""
-        uses = [(u, k) for u in comp.instructions for k, o in enumerate(u.operands) if o == param]
-        if not uses or depth > 8:
-            return None
-        out: list[Shape] = []
-        for u, k in uses:
-            if u.opcode in SLICING and k == 0:
-                out.append(u.shape)
-            elif u.opcode == "dynamic-update-slice" and k == 0:
-                continue
-            elif u.opcode == "fusion" and u.called_computations:
-                inner = self.module.by_name.get(u.called_computations[0])
-                inner_param = next((p for p in inner.parameters if p.parameter_number == k),
-                                   None) if inner else None
-                sub = self._param_reads(inner, inner_param.name, depth + 1) if inner_param else None
-                if sub is None:
-                    return None
-                out.extend(sub)
-            else:
-                return None
-        return out
-
-    def _fusion_traffic(self, instr: Instruction, shapes: list[Shape]) -> tuple[list[Shape], list[Shape]]:
-        (name,) = instr.called_computations[:1] or [None]
-        if name is None or name not in self.module.by_name:
-            return shapes, [instr.shape]
-        fused = self.module[name]
-        reads: list[Shape] = []
-        params = {p.parameter_number: p for p in fused.parameters}
-        for index, shape in enumerate(shapes):
-            p = params.get(index)
-            part = self._param_reads(fused, p.name) if p is not None else None
-            reads.extend([shape] if part is None else part)
-        root = fused.root
-        written = [instr.shape]
-        if root is not None and root.opcode == "dynamic-update-slice" and len(root.operands) > 1:
-            written = [fused[root.operands[1]].shape]
-        elif root is not None and root.opcode == "tuple" and instr.shape.is_tuple:
-            # a multi-output fusion: each output updated in place writes only its update
-            written = []
-            for k, name in enumerate(root.operands):
-                out = fused.by_name.get(name)
-                if out is not None and out.opcode == "dynamic-update-slice" and len(out.operands) > 1:
-                    written.append(fused[out.operands[1]].shape)
-                elif k < len(instr.shape.elements):
-                    written.append(instr.shape.elements[k])
-        return reads, written
 
     def cost(self, instr: Instruction) -> Cost:
         """FLOPs and bytes of one top-level instruction; `unknown` says when the FLOPs

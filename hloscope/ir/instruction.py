@@ -121,6 +121,8 @@ class Instruction:
         there is none), or None when that cannot be told without splitting: two
         instructions whose texts are equal have equal attributes but metadata."""
         text = self.attr_text
+        if not text:  # (none, unless the slow scan split them: then they are in _attrs)
+            return None if self._attrs else ""
         at = text.find(_METADATA)
         if at < 0:
             return text if self._attrs is None and "metadata=" not in text else None
