@@ -317,7 +317,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     factors_seen: list[tuple[int, int]] = []
     source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
     positions = _Positions()
-    sizes: dict[tuple, tuple[int, int, float, str]] = {}  # keeps the shapes its ids name
+    sizes: dict[tuple, tuple[int, int, float, str]] = {}  # (by shape ids: the module keeps them)
     for comp, instr, op in found:
         groups, rg = read_groups[id(instr)]
         if rg is None or not rg.groups:  # (the default: every device; pairs are kept)
