@@ -126,7 +126,7 @@ class Instruction:
         at = text.find(_METADATA)
         if at < 0:
             return text if self._attrs is None and "metadata=" not in text else None
-        if self._attrs is None and text.endswith("}") and "}," not in text[at:] \
+        if self._attrs is None and text.endswith("}") and text.find("},", at) < 0 \
                 and text.find(_METADATA, at + 1) < 0:
             return text[:at]
         return None

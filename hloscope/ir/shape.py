@@ -151,7 +151,7 @@ class Shape:
         return out
 
     def __str__(self) -> str:
-        return self.text(layout=False)
+        return _plain_text(self)
 
 
 _T = TypeVar("_T")
@@ -174,3 +174,9 @@ def per_shape(fn: Callable[[Shape], _T]) -> Callable[[Shape], _T]:
         return value
 
     return wrapper
+
+
+@per_shape
+def _plain_text(shape: Shape) -> str:
+    """str(shape), once per shape object (findings and reports print the same few)."""
+    return shape.text(layout=False)
