@@ -362,9 +362,10 @@ def test_records_the_check_passes_unbuilt_are_ones_both_readers_type():
 def test_attributes_but_metadata_equal_the_split_less_metadata():
     """attrs_but_metadata (which skips a trailing metadata value unread) is the full split
     less metadata, on every instruction of the real dumps and the fixtures, and so is the
-    split of text_but_metadata when it tells one (H006 compares those texts unsplit); the
-    hand-written lines put metadata first, last, alone, and with a brace-comma inside its
-    string."""
+    split of text_but_metadata when it tells one (H006 compares those texts unsplit), and
+    raw_attr("metadata") (which takes a trailing value as the rest of the text) is the
+    split's; the hand-written lines put metadata first, last, alone, and with a
+    brace-comma inside its string."""
     text = ("HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0), metadata={op_name=\"a}, b\"}\n"
             "  q = f32[2]{0} negate(p), metadata={op_name=\"x\"}, sharding={replicated}\n"
             "  r = f32[2]{0} negate(q), sharding={replicated}, metadata={op_name=\"y\"}\n"
@@ -385,6 +386,9 @@ def test_attributes_but_metadata_equal_the_split_less_metadata():
                 if head is not None:
                     assert (i._reader().split(head) if head else {}) == whole, f"{m.path}: {i.name}"
                     told += 1
+                if i.attr_text:
+                    i._attrs = None
+                    assert i.raw_attr("metadata") == i.attrs_once().get("metadata"), f"{m.path}: {i.name}"
                 compared += 1
     assert compared > 100000 and trailing > 10000 and told > compared * 0.8, (compared, told)
 

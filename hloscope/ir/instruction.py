@@ -47,6 +47,7 @@ CALL_ATTR = re.compile(",[ \t]*(" + "|".join(CALL_KEYS) + ")=")
 _PLAIN_CALL = re.compile(CALL_ATTR.pattern + rf"%?({NAME})[ \t]*(?:,|$)")
 # A metadata attribute as the printer writes it (after the previous attribute's comma).
 _METADATA = ", metadata={"
+_METADATA_VALUE = len(", metadata=")  # where the value starts, after its key
 
 
 def _top_level(text: str, at: int) -> bool:
@@ -154,6 +155,10 @@ class Instruction:
             return None
         if text.find(f"{key}=", at + 1) >= 0:  # twice (or inside a string): split it all
             return self.attrs.get(key)
+        if key == "metadata":  # (usually last: its value is the rest of the text)
+            head = self.text_but_metadata()
+            if head is not None and len(head) < len(text):
+                return text[len(head) + _METADATA_VALUE:].rstrip()
         return self._reader().seek(text, (key,), 1).get(key)
 
     @property
