@@ -603,3 +603,111 @@ def test_lines_of_real_dumps_equal_their_splitlines():
     for path in fixture_files()[:20] + corpus_files()[:10]:
         text = path.read_text()
         assert list(Lines(text)) == text.splitlines(), path
+
+
+# -- the bracket walkers of hloscope.parser.text, against a character-by-character reading
+
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
+
+
+def _string_end(s: str, i: int, end: int) -> int | None:
+    """Index of the quote closing the string opened at s[i]; None when it does not close
+    (a backslash escapes any character but a line break)."""
+    j = i + 1
+    while j < end:
+        if s[j] == "\\":
+            if j + 1 >= end or s[j + 1] == "\n":
+                return None
+            j += 2
+        elif s[j] == s[i]:
+            return j
+        else:
+            j += 1
+    return None
+
+
+def _walk(s: str, start: int, end: int, stack: list[str], commas: bool):
+    """Yield ("comma", i) at depth 0 and ("close", i) when the stack empties; raise as the
+    walkers do."""
+    from hloscope.parser.text import Unbalanced
+
+    i = start
+    while i < end:
+        c = s[i]
+        if c in "\"'":
+            j = _string_end(s, i, end)
+            if j is None:
+                raise ValueError(f"unterminated string at offset {i}")
+            i = j
+        elif c in _CLOSER:
+            stack.append(_CLOSER[c])
+        elif c in ")]}":
+            if not stack or stack.pop() != c:
+                raise ValueError(f"unmatched {c!r} at offset {i}")
+            if not stack:
+                yield "close", i
+        elif c == "," and commas and not stack:
+            yield "comma", i
+        i += 1
+    if stack:
+        raise Unbalanced("unclosed bracket")
+
+
+def _reference_split(s: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans, piece = [], start
+    for kind, i in _walk(s, start, end, [], True):
+        if kind == "comma":
+            spans.append((piece, i))
+            piece = i + 1
+    return [*spans, (piece, end)]
+
+
+def _reference_close(s: str, i: int) -> int:
+    for kind, j in _walk(s, i + 1, len(s), [_CLOSER[s[i]]], False):
+        if kind == "close":
+            return j
+    raise AssertionError("unreachable: the walk raises when the bracket stays open")
+
+
+def _reference_nesting(s: str, limit: int) -> int | None:
+    depth = 0
+    for i, c in enumerate(s):
+        if c in "([{":
+            depth += 1
+            if depth > limit:
+                return i
+        elif c in ")]}" and depth:
+            depth -= 1
+    return None
+
+
+def _outcome(fn, *args):
+    try:
+        return "ok", fn(*args)
+    except ValueError as e:  # (Unbalanced is one)
+        return type(e).__name__, str(e)
+
+
+_PIECES = st.sampled_from(list("()[]{},,\"'\\ a\n") + ["bf16[512,8]{1,0}", "(0, {}, x)", '"a,)"',
+                                                        "'\\''", "{1,0:T(8,128)}", ", "])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_PIECES, max_size=30).map("".join), st.integers(0, 4), st.data())
+def test_bracket_walkers_agree_with_a_character_by_character_reading(s, limit, data):
+    """split_top, match_close and nesting_beyond skip plain text, strings and innermost
+    bracket pairs in the regex engine (nesting_beyond by taking out innermost pairs level
+    by level first); the reference reads one character at a time. Spans, closing offsets,
+    nesting offsets and errors (kind and message) agree."""
+    from hloscope.parser.text import match_close, nesting_beyond, split_top
+
+    start = data.draw(st.integers(0, len(s)))
+    end = data.draw(st.integers(start, len(s)))
+    assert _outcome(split_top, s, start, end) == _outcome(_reference_split, s, start, end)
+    assert _outcome(split_top, s) == _outcome(_reference_split, s, 0, len(s))
+    for i, c in enumerate(s):
+        if c in _CLOSER:
+            assert _outcome(match_close, s, i) == _outcome(_reference_close, s, i), (s, i)
+    assert nesting_beyond(s, limit) == _reference_nesting(s, limit)
+    deep = "(" * (20 + limit) + s + ")" * (20 + limit)  # (past the level-by-level passes)
+    assert nesting_beyond(deep, limit + 18) == _reference_nesting(deep, limit + 18)

@@ -11,14 +11,21 @@ _BREAK = re.compile("\n")
 
 # A quoted string, or a comment (group 1): comments are removed, strings kept.
 _COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|(/\*.*?\*/|//[^\n]*)', re.S)
+_BARE_COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
 # Jump to the next character that matters for nesting, skipping plain text and whole
 # strings in C: group 1 is a bracket, a comma (depth 0 only), or a quote that never closes.
 _STR = r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\''
 STRING = re.compile(_STR)  # a closed double- or single-quoted string
-# (unrolled loops: linear time, no nested quantifiers to backtrack through)
+# A bracket pair holding no bracket and no quote, passed over whole: nothing in it can
+# split a list or unbalance one (`bf16[512,8]{1,0}` is two such, not eight stops)
+_LEAF = r'\([^(){}\[\]"\']*\)|\[[^(){}\[\]"\']*\]|\{[^(){}\[\]"\']*\}'
+# (unrolled loops: linear time, no nested quantifiers to backtrack through; each
+# alternative starts with its own character, which the runs between them exclude)
 # (the group is optional: text that ends in a closed string has no next character)
-_NEXT_TOP = re.compile(r'[^(){}\[\],"\']*(?:(?:' + _STR + r')[^(){}\[\],"\']*)*([(){}\[\],"\'])?')
-_NEXT_IN = re.compile(r'[^(){}\[\]"\']*(?:(?:' + _STR + r')[^(){}\[\]"\']*)*([(){}\[\]"\'])?')
+_NEXT_TOP = re.compile(r'[^(){}\[\],"\']*(?:(?:' + _STR + '|' + _LEAF + r')[^(){}\[\],"\']*)*'
+                       r'([(){}\[\],"\'])?')
+_NEXT_IN = re.compile(r'[^(){}\[\]"\']*(?:(?:' + _STR + '|' + _LEAF + r')[^(){}\[\]"\']*)*'
+                      r'([(){}\[\]"\'])?')
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -26,6 +33,8 @@ def strip_comments(s: str) -> str:
     """Remove /*...*/ and //... comments that are not inside strings."""
     if "/*" not in s and "//" not in s:
         return s
+    if '"' not in s and "'" not in s:  # (no string to keep: the comments alone, found in C)
+        return _BARE_COMMENT.sub("", s)
     return _COMMENT.sub(lambda m: "" if m.group(1) else m.group(0), s)
 
 
@@ -35,6 +44,8 @@ def normalize(s: str) -> str:
 
 
 _BRACKET = re.compile(r"[(\[{)\]}]")
+_INNERMOST = re.compile(r"[(\[{][^(){}\[\]]*[)\]}]")  # any opener, any closer: depth counts so
+_ANY_BRACKET = re.compile(r"[(){}\[\]]")
 
 
 def nesting_beyond(s: str, limit: int) -> int | None:
@@ -42,6 +53,13 @@ def nesting_beyond(s: str, limit: int) -> int | None:
     strings count too, and a closer with nothing open counts for nothing: a bound)."""
     if s.count("(") + s.count("[") + s.count("{") <= limit:
         return None
+    # (in C first: each pass takes out the innermost pairs, one level; none left within
+    # a few passes is no deeper than that; anything else is counted bracket by bracket)
+    t = s
+    for _ in range(min(limit, 16)):
+        t = _INNERMOST.sub("", t)
+        if not _ANY_BRACKET.search(t):
+            return None
     depth = 0
     for m in _BRACKET.finditer(s):
         if m.group() in "([{":
