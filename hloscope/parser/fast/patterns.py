@@ -50,7 +50,10 @@ _BARE = NAME + "+"  # `*+`, possessive: no name is followed by a name character
 _SHAPE = (r"[a-z][a-z0-9]*\[[^\]/\n]*\](?:\{[^{}/\n]*\})?"
           r"|\((?:[^()/\n]|\((?:[^()/\n]|\([^()/\n]*\))*\))*\)")
 _PARAM = rf"[ \t]*%?({_BARE})[ \t]*:[ \t]*({_SHAPE})[ \t]*"
-_HEADER_BODY = (rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM}(?:,{_PARAM})*)?)\)"
+# (in the header, the same without groups: a group repeated per parameter only costs,
+# PARAM_ITEM reads the parameters afterwards; 1.6 -> 0.5 ms on a 1,000-parameter entry)
+_PARAM_PLAIN = rf"[ \t]*%?{_BARE}[ \t]*:[ \t]*(?:{_SHAPE})[ \t]*"
+_HEADER_BODY = (rf"[ \t]*(ENTRY[ \t]+)?(%?{_BARE})[ \t]*\(((?:{_PARAM_PLAIN}(?:,{_PARAM_PLAIN})*)?)\)"
                 rf"[ \t]*->[ \t]*({_SHAPE})[ \t]*\{{[ \t]*")
 HEADER = regex_cache.compile(_HEADER_BODY + "$")
 # The attribute list (group 9). XLA prints backend_config last, and a dump repeats a few

@@ -11,7 +11,7 @@ shape of the fixtures and the corpus.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from math import prod
 
 from hloscope.ir.shape import COMBINE_DIM, Layout, Shape
@@ -59,7 +59,10 @@ def _layout(m2m: str, items: str | None, rank: int) -> Layout | None:
     return Layout(**fields)
 
 
+@lru_cache(maxsize=65536)
 def _one(text: str) -> Shape | None:
+    """One array shape (memoized by text: a tuple of a thousand elements repeats a few
+    dozen, and equal texts share one Shape, as parse_shape's do)."""
     m = _array().fullmatch(text)
     if m is None:
         return None
