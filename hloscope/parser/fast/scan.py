@@ -379,7 +379,10 @@ def scan_text(text: str, path: str, first_line: int = 1) -> list[Module]:
             operand_shapes = tuple(lines.shape(t)[0] for t, _ in pairs)
         else:
             literal = None
-            operands = tuple(OPERAND_SEP.split(names.replace("%", ""))) if names else ()
+            # (names hold no blank, comma or %: those are the separators' and the prefix's)
+            bare = names.replace("%", "").replace(" ", "")
+            operands = (tuple(bare.split(",")) if "\t" not in bare
+                        else tuple(OPERAND_SEP.split(bare))) if names else ()
         # one string per distinct shape text and opcode: a dump repeats a few dozen of each
         shape_text, shape = shapes.get(shape_text) or lines.shape(shape_text)
         opcode = opcodes.setdefault(opcode, opcode)
