@@ -132,3 +132,33 @@ def test_triton_style_textual_ir_is_shown():
     (m,) = parse(text)
     body = decode_custom_call(m.entry.root)
     assert body.text.startswith("tt.func @kern") and body.config == {"name": "kern"}
+
+
+def test_only_mosaic_bodies_give_the_rules_a_kernel():
+    """The rules' kernels (RuleContext.kernels) are those with a summary, which only a
+    decoded Mosaic body gives: on every fixture and the corpus's GPU dumps (cuDNN,
+    TransformerEngine, TopK custom calls), each kernel with a summary is a tpu_custom_call,
+    and the rules' list equals the summarized ones (the rules skip decoding where no
+    tpu_custom_call is)."""
+    from conftest import corpus_files, fixture_files
+
+    from hloscope.parser.errors import ParseError
+    from hloscope.rules.base import RuleContext
+
+    summarized = calls = 0
+    for path in fixture_files() + [p for p in corpus_files() if "benchmark" in str(p)]:
+        try:
+            modules = load(path)
+        except ParseError:
+            continue
+        for m in modules:
+            if not any(i.opcode == "custom-call" for i in m.instructions()):
+                continue
+            every = kernels(m)
+            calls += len(every)
+            mine = [k for k in every if k.summary is not None]
+            assert all(k.target == "tpu_custom_call" for k in mine), path
+            rules = RuleContext(m).kernels
+            assert [k.instruction.name for k in rules] == [k.instruction.name for k in mine], path
+            summarized += len(mine)
+    assert summarized >= 5 and calls > summarized + 100, (summarized, calls)

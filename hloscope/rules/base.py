@@ -165,8 +165,11 @@ class RuleContext:
     @cached_property
     def kernels(self) -> list:
         """The module's decoded custom-call kernels that have a summary."""
-        if not any(i.opcode == "custom-call" for c in self.module.computations for i in c.instructions):
-            return []  # (no kernels: the MLIR machinery is not even imported)
+        # (only a Mosaic body decodes to a summary: with no tpu_custom_call, say a GPU
+        # dump's cuDNN and TransformerEngine calls, the MLIR machinery is not even imported)
+        if not any(i.opcode == "custom-call" and i.may_contain("tpu_custom_call")
+                   for c in self.module.computations for i in c.instructions):
+            return []
         from hloscope.mlir.kernels import kernels
 
         return [k for k in kernels(self.module, self.model.operand_shapes) if k.summary is not None]
