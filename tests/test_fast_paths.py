@@ -363,13 +363,14 @@ def test_attributes_but_metadata_equal_the_split_less_metadata():
     """attrs_but_metadata (which skips a trailing metadata value unread) is the full split
     less metadata, on every instruction of the real dumps and the fixtures, and so is the
     split of text_but_metadata when it tells one (H006 compares those texts unsplit), and
-    raw_attr("metadata") (which takes a trailing value as the rest of the text) is the
-    split's; the hand-written lines put metadata first, last, alone, and with a
-    brace-comma inside its string."""
+    raw_attr of every key (which takes a trailing metadata value as the rest of the text,
+    and reads another from the comma before it) is the split's; the hand-written lines put
+    metadata first, last, alone, and with a brace-comma inside its string."""
     text = ("HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0), metadata={op_name=\"a}, b\"}\n"
             "  q = f32[2]{0} negate(p), metadata={op_name=\"x\"}, sharding={replicated}\n"
             "  r = f32[2]{0} negate(q), sharding={replicated}, metadata={op_name=\"y\"}\n"
-            "  ROOT s = f32[2]{0} negate(r), metadata={op_name=\"z\"}\n}\n")
+            "  t = f32[2]{0} negate(r), metadata={op_name=\"a, sharding={x}\"}, frontend_attributes={b=\"1\"}\n"
+            "  ROOT s = f32[2]{0} negate(t), metadata={op_name=\"z\"}\n}\n")
     modules = parse(text, "hand-written") + _modules()
     compared = trailing = told = 0
     for m in modules:
@@ -388,7 +389,9 @@ def test_attributes_but_metadata_equal_the_split_less_metadata():
                     told += 1
                 if i.attr_text:
                     i._attrs = None
-                    assert i.raw_attr("metadata") == i.attrs_once().get("metadata"), f"{m.path}: {i.name}"
+                    split = i.attrs_once()
+                    for key in (*split, "metadata", "sharding", "replica_groups", "body"):
+                        assert i.raw_attr(key) == split.get(key), f"{m.path}: {i.name}: {key}"
                 compared += 1
     assert compared > 100000 and trailing > 10000 and told > compared * 0.8, (compared, told)
 

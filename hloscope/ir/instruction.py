@@ -26,8 +26,9 @@ class ValueReader(Protocol):
     def split(self, attr_text: str) -> dict[str, str]:
         """{key: value text} of an attribute list the scanner has checked (`, k=v, ...`)."""
 
-    def seek(self, attr_text: str, keys: Collection[str], n: int) -> dict[str, str]:
-        """The values of `keys` in an attribute list, reading no further than the n-th found."""
+    def seek(self, attr_text: str, keys: Collection[str], n: int, start: int = 0) -> dict[str, str]:
+        """The values of `keys` in an attribute list, reading no further than the n-th found
+        (from `start`, a separating comma, on)."""
 
 
 # Attribute keys whose values name computations this instruction calls.
@@ -159,6 +160,11 @@ class Instruction:
             head = self.text_but_metadata()
             if head is not None and len(head) < len(text):
                 return text[len(head) + _METADATA_VALUE:].rstrip()
+        # (read from the comma before the key when that one separates items: outside any
+        # string or bracket, blanks only between; not every item before it)
+        comma = text.rfind(",", 0, at)
+        if comma >= 0 and not text[comma + 1:at].strip(" \t") and _top_level(text, comma):
+            return self._reader().seek(text, (key,), 1, comma).get(key)
         return self._reader().seek(text, (key,), 1).get(key)
 
     @property

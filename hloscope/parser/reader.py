@@ -45,8 +45,8 @@ class TextReader:
     def split(self, attr_text: str) -> dict[str, str]:
         return split_attr_text(attr_text)
 
-    def seek(self, attr_text: str, keys: Collection[str], n: int) -> dict[str, str]:
-        return seek_attrs(attr_text, keys, n)
+    def seek(self, attr_text: str, keys: Collection[str], n: int, start: int = 0) -> dict[str, str]:
+        return seek_attrs(attr_text, keys, n, start)
 
     def __reduce__(self) -> str:
         return "READER"  # pickled (by the cache) as a reference to the one instance

@@ -113,11 +113,11 @@ def literal_ok(text: str) -> bool:
     return text.isdigit() or _literal().fullmatch(text) is not None
 
 
-def seek_attrs(attr_text: str, keys: Collection[str], most: int) -> dict[str, str]:
+def seek_attrs(attr_text: str, keys: Collection[str], most: int, start: int = 0) -> dict[str, str]:
     """{key: value} of `keys` in an attribute list `LINE` has accepted, reading the
     attributes only up to the `most`-th of them (a key given twice: the last)."""
     out: dict[str, str] = {}
-    for m in ATTR_ITEM.finditer(attr_text):
+    for m in ATTR_ITEM.finditer(attr_text, start):
         key = m.group(1)
         if key in keys:
             out[key] = m.group(2).rstrip()
