@@ -102,11 +102,13 @@ def sharded_devices(module: Module) -> int:
     most = 0
     if module.entry is None:
         return 0
+    seen: set[str] = set()  # (a layer's instructions repeat a few sharding texts)
     for instr in module.entry.instructions:
         # (most instructions of a pre-optimization dump carry a sharding, few a tiled one)
         text = instr.raw_attr("sharding") if instr.may_contain("devices=[") else None
-        if not text:
+        if not text or text in seen:
             continue
+        seen.add(text)
         for m in _TILED.finditer(text):
             n = 1
             for d in m.group(1).split(","):
