@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -38,6 +37,8 @@ class Chip:
 
 @cache
 def chips() -> dict[str, Chip]:
+    import tomllib  # (here: a command that names no chip need not load the TOML reader)
+
     data = tomllib.loads((Path(__file__).with_name("chips.toml")).read_text(encoding="utf-8"))
     out = {}
     for key, row in data.items():

@@ -57,6 +57,12 @@ OPERAND_COUNTS: dict[str, int] = {
 ALIASING = frozenset({"bitcast", "get-tuple-element", "tuple", "opt-barrier", "add-dependency",
                       "while", "call", "conditional"})
 
+# The collectives, and the opcodes an instruction that is one (or starts one) may have:
+# `<collective>-start`, or async-start wrapping one.
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+               "collective-broadcast", "ragged-all-to-all")
+MAY_BE_COLLECTIVE = frozenset({*COLLECTIVES, *(f"{op}-start" for op in COLLECTIVES), "async-start"})
+
 # Opcodes whose parentheses hold a literal, not operand names: constant(1), parameter(0).
 LITERAL_OPCODES = frozenset({"constant", "parameter"})
 

@@ -158,6 +158,10 @@ class RuleContext:
     @cached_property
     def collectives(self) -> list:
         """The module's collectives (hloscope.sharding.analyze), analysed once."""
+        from hloscope.ir.opcodes import MAY_BE_COLLECTIVE
+
+        if self.module.opcodes().isdisjoint(MAY_BE_COLLECTIVE):
+            return []  # (none: the analysis is not even imported)
         from hloscope.sharding import analyze
 
         return analyze(self.module, self.chip)[1]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from hloscope.cost.liveness import memory
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.helpers import hbm_capacity, human_bytes
 from hloscope.rules.registry import register
@@ -31,6 +30,8 @@ class HbmPeak(ModuleRule):
         module = ctx.module
         if module.entry is None or module.entry.root is None:
             return
+        from hloscope.cost.liveness import memory  # (after optimization only)
+
         r = memory(module)
         if r.hbm_bytes < (1 - self.options.margin) * hbm:
             return

@@ -21,6 +21,7 @@ from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE
 from hloscope.cost.ops import CostModel
 from hloscope.ir import Computation, Instruction, Module, Shape
+from hloscope.ir.opcodes import COLLECTIVES, MAY_BE_COLLECTIVE
 from hloscope.ir.values import ReplicaGroups
 from hloscope.sharding.mesh import (
     Mesh,
@@ -31,8 +32,7 @@ from hloscope.sharding.mesh import (
     sdy_mesh,
 )
 
-BASE_OPS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
-            "collective-broadcast", "ragged-all-to-all")
+BASE_OPS = COLLECTIVES
 
 
 def base_opcode(instr: Instruction, module: Module) -> str | None:
@@ -274,8 +274,6 @@ def _sized(op: str, n: int, instr: Instruction, operands: list[Shape]) -> tuple[
     return operand_bytes, result_bytes, _moved(op, n, operand_bytes, result_bytes), gshape
 
 
-# Opcodes base_opcode may find a collective in (a set test per instruction, no call).
-_MAY_BE_COLLECTIVE = frozenset({*BASE_OPS, *(f"{op}-start" for op in BASE_OPS), "async-start"})
 
 
 def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collective]]:
@@ -289,7 +287,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     fusion_comps = module.fusion_computations()
     for comp in module.computations:
         in_fusion = comp.name in fusion_comps
-        for instr in [i for i in comp.instructions if i.opcode in _MAY_BE_COLLECTIVE]:
+        for instr in [i for i in comp.instructions if i.opcode in MAY_BE_COLLECTIVE]:
             op = base_opcode(instr, module)
             if op is None:
                 continue
