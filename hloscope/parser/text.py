@@ -45,7 +45,6 @@ def normalize(s: str) -> str:
 
 _BRACKET = re.compile(r"[(\[{)\]}]")
 _INNERMOST = re.compile(r"[(\[{][^(){}\[\]]*[)\]}]")  # any opener, any closer: depth counts so
-_ANY_BRACKET = re.compile(r"[(){}\[\]]")
 
 
 def nesting_beyond(s: str, limit: int) -> int | None:
@@ -58,7 +57,7 @@ def nesting_beyond(s: str, limit: int) -> int | None:
     t = s
     for _ in range(min(limit, 16)):
         t = _INNERMOST.sub("", t)
-        if not _ANY_BRACKET.search(t):
+        if not _BRACKET.search(t):
             return None
     depth = 0
     for m in _BRACKET.finditer(s):

@@ -32,22 +32,20 @@ from hloscope.sharding.mesh import (
     sdy_mesh,
 )
 
-BASE_OPS = COLLECTIVES
-
 
 def base_opcode(instr: Instruction, module: Module) -> str | None:
     op = instr.opcode
     if op.endswith("-done") or op == "async-update":
         return None
-    if op.endswith("-start") and op[: -len("-start")] in BASE_OPS:
+    if op.endswith("-start") and op[: -len("-start")] in COLLECTIVES:
         return op[: -len("-start")]
     if op == "async-start":
         for name in instr.called_computations:
             root = module.by_name[name].root if name in module.by_name else None
-            if root is not None and root.opcode in BASE_OPS:
+            if root is not None and root.opcode in COLLECTIVES:
                 return root.opcode
         return None
-    return op if op in BASE_OPS else None
+    return op if op in COLLECTIVES else None
 
 
 @dataclass
@@ -272,8 +270,6 @@ def _sized(op: str, n: int, instr: Instruction, operands: list[Shape]) -> tuple[
     result_bytes = result.logical_bytes
     gshape = str(result) if op == "all-gather" or not operands else str(operands[0])
     return operand_bytes, result_bytes, _moved(op, n, operand_bytes, result_bytes), gshape
-
-
 
 
 def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collective]]:
