@@ -136,7 +136,7 @@ class CostModel:
         if len(printed) == len(operands) and not any(printed):  # (none printed: most dumps)
             return [by_name[n].shape for n in operands]
         out = []
-        for k, n in enumerate(instr.operands):  # (a collective may read hundreds)
+        for k, n in enumerate(operands):  # (a collective may read hundreds)
             if k < len(printed) and printed[k]:
                 out.append(instr.operand_shape(k))
             elif n in by_name or k < len(printed):
@@ -332,6 +332,7 @@ class CostModel:
         found = self._costs.get(id(instr))
         if found is None or found[0] is not instr:
             c = self.compute(instr)  # (a Cost of its own: no bytes set yet)
+            # (as floats, as a sum of costs is: compute gives an elementwise op's as an int)
             c.flops, c.transcendentals = float(c.flops), float(c.transcendentals)
             self._memory_into(c, instr)
             self._costs[id(instr)] = found = (instr, c)

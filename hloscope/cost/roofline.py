@@ -84,15 +84,14 @@ class Report:
 def _matmul_dtype(model: CostModel, instr: Instruction) -> str:
     """Element type feeding the MXU: the first dot/convolution operand's, if any."""
     found = _first_matmul_type(model, [instr]) if instr.opcode in _MATMUL else None
+    if found is not None:
+        return found
     for name in instr.calls():
-        if found is not None:
-            break
         if name not in model.matmul_types:  # (once per computation, not per caller)
             comp = model.module.by_name.get(name)
             model.matmul_types[name] = _first_matmul_type(model, comp.instructions) if comp else None
-        found = model.matmul_types[name]
-    if found is not None:
-        return found
+        if model.matmul_types[name] is not None:
+            return model.matmul_types[name]
     return instr.shape.element_type if instr.shape.is_array else "bf16"
 
 

@@ -32,6 +32,12 @@ _EFFECT_PREFIXES = ("all-", "collective-", "reduce-scatter", "async-", "copy-sta
 _UNTOLD = object()  # an attribute text that cannot be compared without splitting it
 
 
+def _told(instr: Instruction) -> object:
+    """The instruction's attribute text but metadata, or _UNTOLD."""
+    text = instr.text_but_metadata()
+    return _UNTOLD if text is None else text
+
+
 @cache
 def _never_duplicate(opcode: str) -> bool:
     """Per-call or side-effecting by its opcode alone (custom calls are asked one by one)."""
@@ -56,9 +62,8 @@ class DuplicateComputation(ModuleRule):
             if comp.name in ctx.fused:
                 continue  # XLA duplicates cheap ops into fusions on purpose
             canonical: dict[str, str] = {}  # name -> first equal instruction's name
-            # (opcode, shape, operands) first: attributes are split only on a collision
-            # (with each one's attribute text but metadata once asked, _UNTOLD when the
-            # text cannot tell)
+            # (opcode, shape, operands) first: attributes are compared only on a collision,
+            # each colliding one kept with its attribute text but metadata (_told)
             seen: dict[tuple, Instruction | list[tuple[Instruction, object]]] = {}
             attr_keys: dict[int, tuple] = {}  # id(instr) -> _attr_key, split once
             for instr in comp.instructions:
@@ -75,16 +80,13 @@ class DuplicateComputation(ModuleRule):
                     seen[key] = instr  # (a list only on a collision: most have none)
                     continue
                 if not isinstance(earlier, list):
-                    earlier = seen[key] = [(earlier, None)]
+                    earlier = seen[key] = [(earlier, _told(earlier))]
                 # (equal attribute texts but metadata: equal attributes, none split)
-                text = instr.text_but_metadata()
+                text = _told(instr)
                 mine = None
                 first = None
-                for k, (e, theirs_text) in enumerate(earlier):
-                    if theirs_text is None:
-                        theirs_text = e.text_but_metadata()
-                        earlier[k] = (e, _UNTOLD if theirs_text is None else theirs_text)
-                    if text is not None and theirs_text == text:
+                for e, theirs_text in earlier:
+                    if text is not _UNTOLD and theirs_text == text:
                         first = e
                         break
                     if mine is None:
@@ -96,7 +98,7 @@ class DuplicateComputation(ModuleRule):
                         first = e
                         break
                 if first is None:
-                    earlier.append((instr, _UNTOLD if text is None else text))
+                    earlier.append((instr, text))
                     continue
                 canonical[instr.name] = canonical.get(first.name, first.name)
                 if instr.shape.is_array and instr.shape.num_elements < self.options.min_elements:
