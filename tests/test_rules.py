@@ -112,3 +112,35 @@ def test_lint_all_fixtures_in_one_call():
     assert "H012" in {f.code for f in near_full.findings} and "H012" not in codes
     assert any("skipped: needs trace" in n for n in report.notes)
     assert "X000" not in codes  # no rule crashed
+
+
+def _h006(f, *args):
+    """H006's findings on the pre-optimization HLO JAX lowers f to (before XLA's CSE)."""
+    import jax
+
+    import hloscope
+
+    text = jax.jit(f).lower(*args).as_text(dialect="hlo")
+    return hloscope.load(text).lint(select=["H006"]).findings
+
+
+def test_h006_reports_a_repeated_chain_once_at_its_root():
+    """g(x) called twice computes each of its three ops twice: one finding, at the second
+    call's first op, naming the other two as its followers. Bytes wasted, derived by hand:
+    each op reads and writes one f32[64,1024] (256 KiB), 3 x 512 KiB. Twins: g of another
+    input repeats nothing; exp(x) shared by two different ops is one finding, no followers."""
+    import jax.numpy as jnp
+
+    def g(x):
+        return jnp.sin(jnp.tanh(jnp.exp(x)))
+
+    x = jnp.ones((64, 1024), jnp.float32)
+    (found,) = _h006(lambda x: g(x) / g(x), x)
+    assert found.evidence["opcode"] == "exponential"
+    assert [n.split(".")[0] for n in found.evidence["followers"]] == ["tanh", "sin"]
+    assert "2 op(s) computed from it repeat theirs too" in found.message
+    assert found.cost["bytes_wasted"] == 3 * 2 * 64 * 1024 * 4
+    assert _h006(lambda x, y: g(x) / g(y), x, x) == []
+    (alone,) = _h006(lambda x: jnp.tanh(jnp.exp(x)) / jnp.sin(jnp.exp(x)), x)
+    assert alone.evidence["opcode"] == "exponential" and "followers" not in alone.evidence
+    assert alone.cost["bytes_wasted"] == 2 * 64 * 1024 * 4

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
-from hloscope.ir import Instruction
+from hloscope.ir import Computation, Instruction
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.registry import register
 
@@ -58,59 +58,89 @@ class DuplicateComputation(ModuleRule):
         min_elements: int = 1024  # smaller duplicates are too cheap to matter
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        skip = frozenset(op for op in ctx.module.opcodes() if _never_duplicate(op))
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue  # XLA duplicates cheap ops into fusions on purpose
-            canonical: dict[str, str] = {}  # name -> first equal instruction's name
-            # (opcode, shape, operands) first: attributes are compared only on a collision,
-            # each colliding one kept with its attribute text but metadata (_told)
-            seen: dict[tuple, Instruction | list[tuple[Instruction, object]]] = {}
-            attr_keys: dict[int, tuple] = {}  # id(instr) -> _attr_key, split once
-            for instr in comp.instructions:
-                opcode = instr.opcode
-                if _never_duplicate(opcode) or (
-                        opcode == "custom-call" and instr.raw_attr("custom_call_has_side_effect") == "true"):
-                    continue
-                operands = instr.operands
-                if canonical and not canonical.keys().isdisjoint(operands):  # reads a duplicate
-                    operands = tuple([canonical.get(o, o) for o in operands])
-                key = (opcode, instr.shape_text, operands)
-                earlier = seen.get(key)
-                if earlier is None:
-                    seen[key] = instr  # (a list only on a collision: most have none)
-                    continue
-                if not isinstance(earlier, list):
-                    earlier = seen[key] = [(earlier, _told(earlier))]
-                # (equal attribute texts but metadata: equal attributes, none split)
-                text = _told(instr)
-                mine = None
-                first = None
-                for e, theirs_text in earlier:
-                    if text is not _UNTOLD and theirs_text == text:
-                        first = e
-                        break
-                    if mine is None:
-                        mine = attr_keys[id(instr)] = _attr_key(instr)
-                    theirs = attr_keys.get(id(e))
-                    if theirs is None:
-                        theirs = attr_keys[id(e)] = _attr_key(e)
-                    if theirs == mine:
-                        first = e
-                        break
-                if first is None:
-                    earlier.append((instr, text))
-                    continue
-                canonical[instr.name] = canonical.get(first.name, first.name)
-                if instr.shape.is_array and instr.shape.num_elements < self.options.min_elements:
-                    continue
-                cost = ctx.model.cost(instr)
-                yield self.finding(
-                    ctx, instr,
-                    f"%{instr.name} recomputes %{first.name} ({instr.opcode} {instr.shape} of "
-                    f"the same operands)",
-                    evidence={"first": first.name, "opcode": instr.opcode,
-                              "flops": cost.flops, "bytes": cost.padded_bytes},
-                    cost={"bytes_wasted": float(cost.padded_bytes)},
-                    help="Compute the value once and reuse it (in JAX: bind it to a variable "
-                         "instead of calling the function twice).",
-                )
+            yield from self._check_computation(ctx, comp, skip)
+
+    def _check_computation(self, ctx: RuleContext, comp: Computation,
+                           skip: frozenset[str]) -> Iterator[Finding]:
+        canonical: dict[str, str] = {}  # name -> first equal instruction's name
+        # a duplicate that reads an earlier duplicate only follows it (a function called
+        # twice repeats each of its ops): one finding per chain, at the duplicate that starts
+        # it (its root), its followers listed with it
+        root_of: dict[str, str] = {}  # duplicate's name -> its chain's root's name
+        chains: dict[str, tuple[Instruction, Instruction, list[Instruction]]] = {}
+        # (opcode, shape, operands) first: attributes are compared only on a collision,
+        # each colliding one kept with its attribute text but metadata (_told)
+        seen: dict[tuple, Instruction | list[tuple[Instruction, object]]] = {}
+        attr_keys: dict[int, tuple] = {}  # id(instr) -> _attr_key, split once
+        for instr in comp.instructions:
+            opcode = instr.opcode
+            if opcode in skip or (
+                    opcode == "custom-call" and instr.raw_attr("custom_call_has_side_effect") == "true"):
+                continue
+            operands = instr.operands
+            read = None  # the first earlier duplicate it reads, if any
+            if canonical and not canonical.keys().isdisjoint(operands):
+                read = next(o for o in operands if o in canonical)
+                operands = tuple([canonical.get(o, o) for o in operands])
+            key = (opcode, instr.shape_text, operands)
+            earlier = seen.get(key)
+            if earlier is None:
+                seen[key] = instr  # (a list only on a collision: most have none)
+                continue
+            if not isinstance(earlier, list):
+                earlier = seen[key] = [(earlier, _told(earlier))]
+            # (equal attribute texts but metadata: equal attributes, none split)
+            text = _told(instr)
+            mine = None
+            first = None
+            for e, theirs_text in earlier:
+                if text is not _UNTOLD and theirs_text == text:
+                    first = e
+                    break
+                if mine is None:
+                    mine = attr_keys[id(instr)] = _attr_key(instr)
+                theirs = attr_keys.get(id(e))
+                if theirs is None:
+                    theirs = attr_keys[id(e)] = _attr_key(e)
+                if theirs == mine:
+                    first = e
+                    break
+            if first is None:
+                earlier.append((instr, text))
+                continue
+            canonical[instr.name] = canonical.get(first.name, first.name)
+            root = root_of.get(read) if read is not None else None
+            if root is None:
+                root_of[instr.name] = instr.name
+                chains[instr.name] = (instr, first, [])
+            else:
+                root_of[instr.name] = root
+                chains[root][2].append(instr)
+        limit = self.options.min_elements
+        for instr, first, followers in chains.values():
+            big = [i for i in (instr, *followers)
+                   if not i.shape.is_array or i.shape.num_elements >= limit]
+            if not big:
+                continue  # too small to matter, root and followers alike
+            cost = ctx.model.cost(instr)
+            wasted = float(sum(ctx.model.cost(i).padded_bytes if i is not instr else
+                               cost.padded_bytes for i in big))
+            then = (f"; {len(followers)} op(s) computed from it repeat theirs too"
+                    if followers else "")
+            evidence = {"first": first.name, "opcode": instr.opcode,
+                        "flops": cost.flops, "bytes": cost.padded_bytes}
+            if followers:
+                evidence["followers"] = [i.name for i in followers]
+            yield self.finding(
+                ctx, instr,
+                f"%{instr.name} recomputes %{first.name} ({instr.opcode} {instr.shape} of "
+                f"the same operands){then}",
+                evidence=evidence,
+                cost={"bytes_wasted": wasted},
+                help="Compute the value once and reuse it (in JAX: bind it to a variable "
+                     "instead of calling the function twice).",
+            )
