@@ -328,14 +328,17 @@ def test_called_computations_read_at_the_top_level_equal_the_split():
 
 def test_may_contain_misses_no_value_that_holds_the_text():
     """may_contain (a search of the unsplit text) is True for every instruction one of
-    whose values holds the fragment, split or not, on every real dump and fixture."""
+    whose values holds the fragment, split or not, on every real dump and fixture; a
+    computation's may_contain lists every such instruction of it."""
     held = 0
     for m in _modules():
         for c in m.computations:
-            for i in c.instructions:
-                for fragment in ("devices=[", "replicated", "op_name="):
+            for fragment in ("devices=[", "replicated", "op_name="):
+                listed = {id(i) for i in c.may_contain(fragment)}
+                for i in c.instructions:
                     if any(fragment in v for v in i.attrs_once().values()):
                         assert i.may_contain(fragment), (m.path, i.name, fragment)
+                        assert id(i) in listed, (m.path, i.name, fragment)
                         held += 1
                     elif i._attrs is not None:
                         assert not i.may_contain(fragment)

@@ -39,6 +39,12 @@ class Computation:
             self._by_name = {i.name: i for i in self.instructions}
         return self._by_name
 
+    def may_contain(self, fragment: str) -> list[Instruction]:
+        """Its instructions whose attributes may hold `fragment` (Instruction.may_contain,
+        the usual case tested inline: a large dump asks this of tens of thousands)."""
+        return [i for i in self.instructions
+                if (fragment in i.attr_text if i.attr_text else i.may_contain(fragment))]
+
     @property
     def root(self) -> Instruction | None:
         for instr in reversed(self.instructions):

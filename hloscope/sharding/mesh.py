@@ -103,9 +103,15 @@ def sharded_devices(module: Module) -> int:
     if module.entry is None:
         return 0
     seen: set[str] = set()  # (a layer's instructions repeat a few sharding texts)
-    for instr in module.entry.instructions:
-        # (most instructions of a pre-optimization dump carry a sharding, few a tiled one)
-        text = instr.raw_attr("sharding") if instr.may_contain("devices=[") else None
+    told: set[str] = set()  # whole attribute texts already read (often repeated too)
+    # (most instructions of a pre-optimization dump carry a sharding, few a tiled one)
+    for instr in module.entry.may_contain("devices=["):
+        whole = instr.attr_text
+        if whole:
+            if whole in told:
+                continue
+            told.add(whole)
+        text = instr.raw_attr("sharding")
         if not text or text in seen:
             continue
         seen.add(text)
