@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 from operator import attrgetter
 
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
@@ -256,23 +257,34 @@ class _Walk:
             if _first_fit(t.defined, t.last_use, runs, defined, starts, ends):
                 t.kind = "in output"
 
-    def live_per_step(self, space: int) -> list[int]:
-        """Bytes of temporaries (of `space`) live at each step, callees' peaks included."""
+    def live_per_space(self) -> dict[int, list[int]]:
+        """Bytes of temporaries live at each step, callees' peaks included, per memory
+        space (every space a buffer or a callee's peak is in), from one pass over the
+        buffers."""
         n = len(self.comp.instructions) + 1
-        delta = [0] * (n + 1)
+        deltas: dict[int, list[int]] = {}
         for b in self.buffers:
-            if b.kind == "temp" and b.space == space and b.bytes:
+            delta = deltas.get(b.space)
+            if delta is None:
+                delta = deltas[b.space] = [0] * (n + 1)
+            if b.kind == "temp" and b.bytes:
                 delta[b.defined] += b.bytes
                 delta[min(b.last_use, n - 1) + 1] -= b.bytes
-        live, out = 0, []
-        for step in range(n):
-            live += delta[step]
-            out.append(live + self.inner.get(step, {}).get(space, 0))
+        for peaks in self.inner.values():
+            for space in peaks:
+                if space not in deltas:
+                    deltas[space] = [0] * (n + 1)
+        out = {}
+        for space, delta in deltas.items():
+            live = list(accumulate(delta[:n]))  # (the running sum: live at each step)
+            for step, peaks in self.inner.items():
+                if step < n:
+                    live[step] += peaks.get(space, 0)
+            out[space] = live
         return out
 
     def peak_per_space(self) -> dict[int, int]:
-        spaces = {b.space for b in self.buffers} | {s for p in self.inner.values() for s in p}
-        return {s: max(self.live_per_step(s), default=0) for s in spaces}
+        return {s: max(live, default=0) for s, live in self.live_per_space().items()}
 
 
 _RUN = 32  # outputs per run: a run written before a value's last use is passed over whole
@@ -384,7 +396,8 @@ def memory(module: Module, top: int = 10) -> MemoryReport:
         # the output tuple's index table (8 bytes per element, in 512-byte units on TPU)
         report.output_bytes += -(-8 * len(root.shape.elements) // 512) * 512
     report.constant_bytes = sum(b.bytes for b in walk.buffers if b.kind == "constant")
-    live = walk.live_per_step(0)
+    per_space = walk.live_per_space()
+    live = per_space.get(0) or [0] * (len(module.entry.instructions) + 1)
     if live:
         step = max(range(len(live)), key=lambda s: live[s])
         report.temp_peak_bytes, report.peak_step = live[step], step
@@ -403,7 +416,7 @@ def memory(module: Module, top: int = 10) -> MemoryReport:
                                      "bytes": walk.inner[step][0], "defined": step, "last_use": step,
                                      "op_name": "", "source": ""})
         report.timeline = [(s, instr.name, live[s]) for s, instr in enumerate(instrs)]
-    for space, n in sorted(walk.peak_per_space().items()):
+    for space, steps in sorted(per_space.items()):
         if space != 0:
-            report.other_spaces[memory_space_name(space)] = n
+            report.other_spaces[memory_space_name(space)] = max(steps, default=0)
     return report
