@@ -264,16 +264,12 @@ class _Walk:
         n = len(self.comp.instructions) + 1
         deltas: dict[int, list[int]] = {}
         for b in self.buffers:
-            delta = deltas.get(b.space)
-            if delta is None:
-                delta = deltas[b.space] = [0] * (n + 1)
+            delta = deltas.get(b.space) or deltas.setdefault(b.space, [0] * (n + 1))
             if b.kind == "temp" and b.bytes:
                 delta[b.defined] += b.bytes
                 delta[min(b.last_use, n - 1) + 1] -= b.bytes
-        for peaks in self.inner.values():
-            for space in peaks:
-                if space not in deltas:
-                    deltas[space] = [0] * (n + 1)
+        for space in {s for peaks in self.inner.values() for s in peaks} - deltas.keys():
+            deltas[space] = [0] * (n + 1)
         out = {}
         for space, delta in deltas.items():
             live = list(accumulate(delta[:n]))  # (the running sum: live at each step)
