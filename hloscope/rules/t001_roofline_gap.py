@@ -27,13 +27,16 @@ class RooflineGap(TraceRule):
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
         if ctx.chip is None:
             return
+        from hloscope.cost.roofline import op_times  # (only when a trace is given)
+
         for instr, s in self.measured(ctx):
             if s.category == "control flow":
                 continue  # its time is its body's ops, measured on their own
             if (ctx.module.name, instr.name) in getattr(ctx.trace, "kernels", {}):
                 continue  # a custom-call kernel: T007 bounds it by its own body
             c = ctx.model.cost(instr)
-            bound = max(c.flops / ctx.chip.peak_bf16_flops, c.hbm_bytes / ctx.chip.hbm_bandwidth)
+            # (the roofline's own bound: FLOPs at the peak of the type feeding its matmul)
+            bound = max(op_times(ctx.model, ctx.chip, instr, c))
             mean = s.mean_ns * 1e-9
             if mean < self.options.min_seconds or bound <= 0 or mean < self.options.ratio * bound:
                 continue
