@@ -203,15 +203,41 @@ def _chip(opts: LintOptions):
         raise LintError(e.args[0]) from None
 
 
+_PROFILES: dict[tuple, object] = {}  # (path, its files' sizes and times) -> Profile
+
+
+def profile_of(path: Path):
+    """The profile at `path` (hloscope.trace.load_profile), read once per process while its
+    files stay as they were: a folder of modules linted with one --trace reads it once, not
+    once per module. Treat as read-only. Raises LintError when it cannot be read."""
+    import os
+
+    from hloscope.trace import TraceError, load_profile
+
+    p = Path(path)
+    files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+    try:
+        key = (str(p.resolve()), *((str(f), os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files))
+    except OSError:
+        key = None  # (load_profile says what is wrong)
+    found = _PROFILES.get(key) if key is not None else None
+    if found is None:
+        try:
+            found = load_profile(p)
+        except TraceError as e:
+            raise LintError(str(e)) from None
+        if key is not None:
+            _PROFILES.clear()  # (one profile kept: a run lints against one)
+            _PROFILES[key] = found
+    return found
+
+
 def _trace(opts: LintOptions, modules, chip):
     if opts.trace is None:
         return None, []
-    from hloscope.trace import TraceError, TraceMismatch, join, load_profile, mismatch
+    from hloscope.trace import TraceMismatch, join, mismatch
 
-    try:
-        profile = load_profile(opts.trace)
-    except TraceError as e:
-        raise LintError(str(e)) from None
+    profile = profile_of(opts.trace)
     index = join(profile, modules)
     why = mismatch(profile, index, modules)
     if why is not None and not opts.allow_mismatch:

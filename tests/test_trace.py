@@ -266,3 +266,33 @@ def test_xla_ops_events_named_by_instruction_text(event, name):
     from hloscope.trace.load import instruction_name
 
     assert instruction_name(event) == name
+
+
+def test_one_trace_is_read_once_for_a_folder_and_its_report(tmp_path, monkeypatch):
+    """lint of two modules with one --trace, then the HTML report of them: the profile is
+    read once (it was read once per module, then again by the report); a profile whose
+    file changed is read again. Both modules still get their measured findings."""
+    import os
+    import shutil
+
+    import hloscope.lint
+    import hloscope.trace
+    from hloscope.html.build import build_report
+
+    base = FIXTURES / "rules" / "T001" / "sort_cpu"
+    paths = [tmp_path / "a.hlo.txt", tmp_path / "b.hlo.txt"]
+    for p in paths:
+        shutil.copy(base.with_suffix(".hlo.txt"), p)
+    trace = tmp_path / "sort.trace.json.gz"
+    shutil.copy(base.with_suffix(".trace.json.gz"), trace)
+    reads = []
+    real = hloscope.trace.load_profile
+    monkeypatch.setattr(hloscope.trace, "load_profile", lambda p: reads.append(p) or real(p))
+    monkeypatch.setattr(hloscope.lint, "_PROFILES", {})
+    report = lint_files(paths, LintOptions(select=["T001"], chip="cpu", trace=trace))
+    assert sorted(f.file for f in report.findings) == sorted(map(str, paths))
+    build_report(paths, chip="cpu", trace=trace, select=["T001"])
+    assert len(reads) == 1
+    os.utime(trace, ns=(1, 1))  # (another time: a changed file)
+    lint_files(paths[:1], LintOptions(select=["T001"], chip="cpu", trace=trace))
+    assert len(reads) == 2

@@ -24,7 +24,7 @@ def build_report(paths: list[Path], chip: str | None = None, trace: Path | None 
     error (unknown chip or rule, unreadable or mismatched profile)."""
     from hloscope.html.collect import collect
     from hloscope.html.page import render_page
-    from hloscope.lint import LintOptions, lint_files
+    from hloscope.lint import LintOptions, lint_files, profile_of
     from hloscope.parser import load
 
     opts = LintOptions(select=select, chip=chip, trace=trace, allow_mismatch=allow_mismatch)
@@ -32,9 +32,7 @@ def build_report(paths: list[Path], chip: str | None = None, trace: Path | None 
     failed = {e.file for e in report.errors}
     profile = None
     if trace is not None:
-        from hloscope.trace import load_profile
-
-        profile = load_profile(trace)
+        profile = profile_of(trace)  # (read once: the lint above read it)
     pages, errors = [], list(report.errors)
     loaded = []  # each page's module
     for path in report.files:
