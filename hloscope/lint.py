@@ -210,14 +210,13 @@ def profile_of(path: Path):
     """The profile at `path` (hloscope.trace.load_profile), read once per process while its
     files stay as they were: a folder of modules linted with one --trace reads it once, not
     once per module. Treat as read-only. Raises LintError when it cannot be read."""
-    import os
-
     from hloscope.trace import TraceError, load_profile
 
     p = Path(path)
     files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
     try:
-        key = (str(p.resolve()), *((str(f), os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files))
+        key = (str(p.resolve()), *((str(f), st.st_size, st.st_mtime_ns)
+                                   for f, st in ((f, f.stat()) for f in files)))
     except OSError:
         key = None  # (load_profile says what is wrong)
     found = _PROFILES.get(key) if key is not None else None

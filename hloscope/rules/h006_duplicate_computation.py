@@ -58,14 +58,12 @@ class DuplicateComputation(ModuleRule):
         min_elements: int = 1024  # smaller duplicates are too cheap to matter
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
-        skip = frozenset(op for op in ctx.module.opcodes() if _never_duplicate(op))
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue  # XLA duplicates cheap ops into fusions on purpose
-            yield from self._check_computation(ctx, comp, skip)
+            yield from self._check_computation(ctx, comp)
 
-    def _check_computation(self, ctx: RuleContext, comp: Computation,
-                           skip: frozenset[str]) -> Iterator[Finding]:
+    def _check_computation(self, ctx: RuleContext, comp: Computation) -> Iterator[Finding]:
         canonical: dict[str, str] = {}  # name -> first equal instruction's name
         # a duplicate that reads an earlier duplicate only follows it (a function called
         # twice repeats each of its ops): one finding per chain, at the duplicate that starts
@@ -78,7 +76,7 @@ class DuplicateComputation(ModuleRule):
         attr_keys: dict[int, tuple] = {}  # id(instr) -> _attr_key, split once
         for instr in comp.instructions:
             opcode = instr.opcode
-            if opcode in skip or (
+            if _never_duplicate(opcode) or (
                     opcode == "custom-call" and instr.raw_attr("custom_call_has_side_effect") == "true"):
                 continue
             operands = instr.operands
@@ -127,8 +125,7 @@ class DuplicateComputation(ModuleRule):
             if not big:
                 continue  # too small to matter, root and followers alike
             cost = ctx.model.cost(instr)
-            wasted = float(sum(ctx.model.cost(i).padded_bytes if i is not instr else
-                               cost.padded_bytes for i in big))
+            wasted = float(sum(ctx.model.cost(i).padded_bytes for i in big))  # (memoized)
             then = (f"; {len(followers)} op(s) computed from it repeat theirs too"
                     if followers else "")
             evidence = {"first": first.name, "opcode": instr.opcode,
