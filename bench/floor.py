@@ -30,7 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import xla_parse  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from oracle import xla_views  # noqa: E402
+from run import measure, xla_parse  # noqa: E402
 from targets import FILES, LIMITS  # noqa: E402
 
 _FLOOR = r'''
@@ -55,24 +58,10 @@ print(json.dumps({"read": read, "total": total, "rss_kib": rss, "counts": counts
 
 
 def xla_counts(path: Path) -> Counter:
-    """Opcode counts of XLA's own parse of the file (every computation)."""
-    from jaxlib import _hlo
-
-    m = _hlo.hlo_module_from_text(path.read_text())
-    return Counter(_opcode(i.to_string()) for c in m.computations() for i in c.instructions())
-
-
-def _opcode(line: str) -> str:
-    """The opcode XLA prints after the shape (a tuple shape is parenthesised)."""
-    rhs = line.split(" = ", 1)[1]
-    if not rhs.startswith("("):
-        return rhs.split(" ", 1)[1].split("(", 1)[0]
-    depth = 0
-    for i, c in enumerate(rhs):
-        depth += (c == "(") - (c == ")")
-        if depth == 0:
-            return rhs[i + 1:].split("(", 1)[0].strip()
-    raise ValueError(line)
+    """Opcode counts of XLA's own parse of the file (every computation), by the tests'
+    oracle."""
+    (view,) = xla_views([path.read_text()])
+    return Counter(i[1] for c in view["computations"] for i in c["instructions"])
 
 
 def floor(path: Path, *flags: str) -> dict:
@@ -91,15 +80,9 @@ def empty_rss(*flags: str) -> int:
                                   text=True, check=True).stdout) for _ in range(3))
 
 
-_PEAK = ("import resource, subprocess, sys; subprocess.call(sys.argv[1:], stdout=subprocess."
-         "DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-
-
-def command_rss(*args: str) -> int:
-    """Peak resident memory (KiB) of a command, from a wrapper without site (8 MiB, less than
-    any command measured: the child's peak counts the wrapper's pages it was forked with)."""
-    return min(int(subprocess.run([sys.executable, "-S", "-c", _PEAK, *args], check=True,
-                                  capture_output=True, text=True).stdout) for _ in range(3))
+def command_rss(*argv: str) -> int:
+    """Peak resident memory (KiB) of a command (best of 3)."""
+    return min(measure(list(argv))[1] for _ in range(3))
 
 
 def main() -> int:
@@ -114,13 +97,10 @@ def main() -> int:
     print(f"{'file':<28}{'MB':>6}{'instr':>8}{'XLA s':>8}{'read s':>8}{'floor s':>9}"
           f"{'floor/XLA':>10}{'RSS MiB':>9}{'RSS/file':>9}{'-S: RSS/file':>13}"
           f"{'5x file MiB':>12}")
-    files = [p for p in FILES if p.exists()]
-    floors = {p: floor(p) for p in files}
-    bare = {p: floor(p, "-S") for p in files}
     out = 0
-    for path in files:
+    for path in (p for p in FILES if p.exists()):
+        got, bare = floor(path), floor(path, "-S")
         xla = xla_parse(path)
-        got = floors[path]
         want = xla_counts(path)
         if Counter(got["counts"]) != want:
             print(f"{path.name}: the floor's opcode counts differ from XLA's "
@@ -132,7 +112,7 @@ def main() -> int:
         print(f"{path.stem[:27]:<28}{size / 1e6:>6.2f}{sum(want.values()):>8}{xla:>8.3f}"
               f"{got['read']:>8.3f}{got['total']:>9.3f}{got['total'] / xla:>9.2f}x"
               f"{rss / 2**20:>9.1f}{rss / size:>8.2f}x"
-              f"{bare[path]['rss_kib'] * 1024 / size:>12.2f}x{5 * size / 2**20:>12.1f}")
+              f"{bare['rss_kib'] * 1024 / size:>12.2f}x{5 * size / 2**20:>12.1f}")
     print(f"\nlimits (issue #22): stats {LIMITS['stats']}x, lint {LIMITS['lint']}x, "
           f"memory/roofline/graph {LIMITS['memory']}x XLA's parse; "
           f"peak RSS {LIMITS['peak RSS of lint / file']}x the file")

@@ -31,15 +31,23 @@ print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)
 """
 
 
-def run(args: list[str], env: dict | None = None) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one hloscope process (measured by a fresh
-    wrapper process whose only child it is)."""
-    out = subprocess.run([sys.executable, "-c", _WRAPPER, *CLI, *args], capture_output=True,
+def measure(argv: list[str], env: dict | None = None) -> tuple[float, int, int]:
+    """Wall seconds, peak RSS (KiB) and exit code of one command, measured by a fresh
+    wrapper process whose only child it is. The wrapper runs without site (-S, ~9 MiB): a
+    child's peak counts the wrapper's pages it was forked with, so the wrapper stays below
+    any command measured."""
+    out = subprocess.run([sys.executable, "-S", "-c", _WRAPPER, *argv], capture_output=True,
                          text=True, env={**os.environ, **(env or {})}, cwd=ROOT)
     wall, rss, code = out.stdout.split()
-    if int(code) not in (0, 1):
+    return float(wall), int(rss), int(code)
+
+
+def run(args: list[str], env: dict | None = None) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one hloscope process."""
+    wall, rss, code = measure([*CLI, *args], env)
+    if code not in (0, 1):
         raise SystemExit(f"hloscope {' '.join(args)} exited {code}")
-    return float(wall), int(rss)
+    return wall, rss
 
 
 def best(args: list[str], n: int = 3, env: dict | None = None) -> float:
