@@ -25,6 +25,17 @@ class Chip:
     clock_hz: float | None = None
     tensorcores: int = 1
     sources: tuple[str, ...] = ()
+    peak_int8_flops: float | None = None  # (None: the bf16 peak: no faster int8 path)
+    peak_fp8_flops: float | None = None  # (None: fp8 runs as bf16)
+    peak_tf32_flops: float | None = None  # GPUs: f32 matmuls on tensor cores
+    peak_f64_flops: float | None = None
+    platform_name: str = ""  # "tpu", "gpu", "cpu" (default: from the key)
+
+    @property
+    def platform(self) -> str:
+        if self.platform_name:
+            return self.platform_name
+        return "tpu" if self.key.startswith("tpu-") else "cpu" if self.key == "cpu" else "gpu"
 
     @property
     def ridge(self) -> float:
@@ -32,6 +43,8 @@ class Chip:
         return self.peak_bf16_flops / self.hbm_bandwidth
 
     def peak_flops(self, dtype: str) -> float:
+        """The rate of work that is not a matmul, by its element type (a matmul's rate
+        follows its operand types and precision: hloscope.cost.precision)."""
         return self.peak_f32_flops if dtype in ("f32", "f64", "c64", "c128") else self.peak_bf16_flops
 
 
@@ -84,10 +97,6 @@ def platform_of(module) -> str | None:
     return "cpu" if module.attrs.get("is_scheduled") == "true" else None
 
 
-def _platform(chip: Chip) -> str:
-    return "tpu" if chip.key.startswith("tpu-") else "cpu" if chip.key == "cpu" else "gpu"
-
-
 def chip_for(module, name: str | None) -> tuple[Chip, str | None]:
     """The chip to cost a module on, and a note when it does not match the module's platform.
     No name: TPU (or an unknown platform) -> v5e, CPU -> the generic CPU entry, GPU -> H100,
@@ -95,7 +104,7 @@ def chip_for(module, name: str | None) -> tuple[Chip, str | None]:
     platform = platform_of(module)
     if name:
         chip = get_chip(name)
-        if platform and platform != _platform(chip):
+        if platform and platform != chip.platform:
             return chip, (f"a {platform.upper()} module costed on {chip.name} as asked; its numbers "
                           f"are that chip's, not the machine's that compiled it")
         return chip, None

@@ -95,6 +95,7 @@ class BodyCost:
     transcendentals: float
     bytes: int | None
     matmul_flops: float = 0.0
+    matmul_types: tuple[str, ...] = ()  # HLO element types of its first matmul's operands
 
 
 # Opcodes whose traffic is plainly their operands read and their result written (no branch
@@ -118,8 +119,9 @@ class CostModel:
         # instruction name; hloscope.mlir.cost.body_costs)
         self.kernel_costs = kernel_costs or {}
         self._computation_flops: dict[str, Cost] = {}
-        # computation -> element type feeding its first matmul (hloscope.cost.roofline)
-        self.matmul_types: dict[str, str | None] = {}
+        # computation -> (operand types, precision, algorithm) of its first matmul
+        # (hloscope.cost.roofline.matmul_spec)
+        self.matmul_types: dict[str, tuple | None] = {}
         self._names: dict[str, dict[str, Instruction]] = {}  # computation -> its instructions by name
 
     # -- helpers

@@ -8,6 +8,7 @@ from operator import attrgetter
 from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE, kernel_cost_estimate
 from hloscope.cost.ops import Cost, CostModel
+from hloscope.cost.precision import matmul_peak, precision_of
 from hloscope.ir import Instruction, Module
 from hloscope.source import source_of
 
@@ -81,27 +82,45 @@ class Report:
                 "instructions": [row.to_dict() for row in self.rows]}
 
 
-def _matmul_dtype(model: CostModel, instr: Instruction) -> str:
-    """Element type feeding the MXU: the first dot/convolution operand's, if any."""
-    found = _first_matmul_type(model, [instr]) if instr.opcode in _MATMUL else None
-    if found is not None:
-        return found
+MatmulSpec = tuple  # (operand element types, precision, algorithm or None)
+
+
+def matmul_spec(model: CostModel, instr: Instruction) -> MatmulSpec | None:
+    """What feeds the matrix unit of one op: the operand types, precision and algorithm of
+    its first dot/convolution (its own, or the first in what it calls); a kernel's (custom
+    call's) from its decoded body's matmuls, else its array operands' types. None: no matmul."""
+    if instr.opcode in _MATMUL:
+        return _spec(model, instr)
+    if instr.opcode == "custom-call":
+        body = model.kernel_costs.get(instr.name)
+        if body is not None and body.matmul_types:
+            return body.matmul_types, "default", None
+        types = tuple(s.element_type for s in model.operand_shapes(instr)
+                      if s.is_array and len(s.dims) >= 2)
+        return (types[:2], "default", None) if types else None
     for name in instr.calls():
         if name not in model.matmul_types:  # (once per computation, not per caller)
             comp = model.module.by_name.get(name)
-            model.matmul_types[name] = _first_matmul_type(model, comp.instructions) if comp else None
+            first = next((i for i in comp.instructions if i.opcode in _MATMUL), None) if comp else None
+            model.matmul_types[name] = _spec(model, first) if first is not None else None
         if model.matmul_types[name] is not None:
             return model.matmul_types[name]
-    return instr.shape.element_type if instr.shape.is_array else "bf16"
-
-
-def _first_matmul_type(model: CostModel, instructions: list[Instruction]) -> str | None:
-    for inner in instructions:
-        if inner.opcode in _MATMUL:
-            shapes = model.operand_shapes(inner)
-            if shapes:
-                return shapes[0].element_type
     return None
+
+
+def _spec(model: CostModel, instr: Instruction) -> MatmulSpec:
+    types = tuple(s.element_type for s in model.operand_shapes(instr)[:2])
+    algorithm = instr.attrs.get("algorithm")
+    return types, precision_of(instr.attrs.get("operand_precision")), str(algorithm) if algorithm else None
+
+
+def compute_peak(model: CostModel, chip: Chip, instr: Instruction) -> float:
+    """FLOP/s an op's FLOPs run at: its matmul's rate (operand types, precision: MXU passes),
+    or, with no matmul, the rate of its own element type."""
+    spec = matmul_spec(model, instr)
+    if spec is not None:
+        return matmul_peak(chip, *spec)
+    return chip.peak_flops(instr.shape.element_type if instr.shape.is_array else "bf16")
 
 
 def _estimated_cycles(instr: Instruction) -> int | None:
@@ -149,11 +168,11 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=
 
 
 def op_times(model: CostModel, chip: Chip, instr: Instruction, cost: Cost | None = None) -> tuple[float, float]:
-    """(compute, memory) seconds of one op on a chip: its FLOPs at the peak of the type
-    feeding its matmul (its own type otherwise), its HBM bytes at HBM bandwidth (on-chip VMEM
+    """(compute, memory) seconds of one op on a chip: its FLOPs at the rate of its matmul
+    (operand types and precision, compute_peak; its own type otherwise), its HBM bytes at HBM bandwidth (on-chip VMEM
     operands cost no HBM traffic)."""
     c = cost if cost is not None else model.cost(instr)
-    peak = chip.peak_flops(_matmul_dtype(model, instr))
+    peak = compute_peak(model, chip, instr)
     return (c.flops / peak if peak else 0.0), c.hbm_bytes / chip.hbm_bandwidth
 
 

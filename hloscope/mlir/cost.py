@@ -27,5 +27,6 @@ def body_costs(module: Module) -> dict[str, BodyCost]:
         s = k.summary
         if s is None or kernel_cost_estimate(k.instruction):
             continue
-        out[k.instruction.name] = BodyCost(s.flops, s.transcendentals, s.block_traffic_bytes, s.matmul_flops)
+        out[k.instruction.name] = BodyCost(s.flops, s.transcendentals, s.block_traffic_bytes, s.matmul_flops,
+                                          s.matmul_types)
     return out

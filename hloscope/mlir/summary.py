@@ -59,6 +59,7 @@ class KernelSummary:
     matmul_flops_per_step: float = 0.0
     elementwise_flops_per_step: float = 0.0
     transcendentals_per_step: float = 0.0
+    matmul_types: tuple[str, ...] = ()  # HLO element types of the first matmul's operands
     # HBM<->VMEM traffic over the grid implied by the BlockSpecs (None: index maps unread)
     block_traffic_bytes: int | None = None
     block_fetches: list[int] = field(default_factory=list)  # per pipelined operand
@@ -165,6 +166,25 @@ def _matmul_flops(op) -> float:
     else:  # vector.contract / no numbers: the lhs's last dim
         k = lhs[-1]
     return 2.0 * out * k
+
+
+_HLO_TYPE = {"i8": "s8", "i16": "s16", "i32": "s32", "i4": "s4", "ui8": "u8"}
+
+
+def _mlir_type(value) -> str:
+    """An operand's element type as HLO names it (vector<128x256xbf16> -> bf16)."""
+    m = _VECTOR.match(str(value.type))
+    if not m:
+        return ""
+    t = m.group(2)
+    return _HLO_TYPE.get(t, t.lower())
+
+
+def _matmul_types(main) -> tuple[str, ...]:
+    for op in _walk(main):
+        if op.name in ("tpu.matmul", "vector.contract") and len(op.operands) >= 2:
+            return tuple(_mlir_type(v) for v in list(op.operands)[:2])
+    return ()
 
 
 def _step_work(main) -> tuple[float, float, float]:
@@ -342,5 +362,6 @@ def _summarize(body: KernelBody, call: CallInfo) -> KernelSummary:
         largest_vector_bytes=largest, largest_vector_type=largest_type,
         output_reads=sorted(reads),
         matmul_flops_per_step=mm, elementwise_flops_per_step=ew, transcendentals_per_step=tr,
+        matmul_types=_matmul_types(main),
         block_traffic_bytes=traffic, block_fetches=fetches if traffic is not None else [],
     )
