@@ -48,6 +48,25 @@ def test_fsdp_async_collective_fusion_overlaps_three_of_four():
     assert fused.step_seconds < plain.step_seconds
 
 
+def test_async_chains_followed_by_data_flow_not_channel_id():
+    """A real 6-layer FSDP compile under MaxText's flags, every channel_id set to 1 (stated
+    in the file): each of the 6 layers gathers its weight once (6 logical all-gathers, moving
+    7/8 of bf16[4096,4096] each), the first synchronous, the other 5 each its own
+    start -> continuation -> done chain with the layer's matmul in it. Grouping the clones by
+    channel id gave 2 gathers, 1 overlapped."""
+    from hloscope.sharding import analyze
+
+    s = _step("fsdp_async_fusion_one_channel_v5p")
+    assert [c.opcode for c in s.collectives] == ["all-gather"] * 6
+    assert all(c.moved_bytes == 7 / 8 * GATHERED for c in s.collectives)
+    (m,) = load(FIXTURES / "tpu" / "fsdp_async_fusion_one_channel_v5p.hlo.txt")
+    chains = [c for c in analyze(m, V5P)[1] if c.is_async]
+    assert len(chains) == 5 and len({c.done for c in chains}) == 5
+    assert all(len(c.continuations) == 1 and len(c.clones) == 3 for c in chains)
+    assert len([c for c in s.collectives if c.hidden_seconds > 0]) == 5
+    assert s.collective_seconds == pytest.approx(6 * 7 / 8 * GATHERED / (2 * V5P.ici_bandwidth))
+
+
 def test_mfu_is_flops_over_step_times_peak():
     s = _step("fsdp_default_v5p")
     xla_flops = manifest()["fsdp_default_v5p"]["cost_analysis"]["flops"]

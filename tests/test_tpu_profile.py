@@ -156,3 +156,48 @@ def test_kernel_command_and_html_report_show_the_measured_kernel(tmp_path):
     assert "T005" in html and "T007" in html  # the kernel's measured findings
     wrong = runner.invoke(app, ["kernel", str(F32), "--trace", str(trace)])
     assert wrong.exit_code == 2 and "does not match" in wrong.output
+
+
+PERMUTE = FIXTURES / "rules" / "H008" / "exposed_permute_v5p.hlo.txt"  # 1 MiB collective-permute
+
+
+def _permute_capture(tmp_path: Path, done_us: float) -> Path:
+    """A SYNTHETIC capture (tests/tpu_captures.py) of the real v5p compile: the permute's
+    done measured at `done_us` per run."""
+    session = tmp_path / "plugins" / "profile" / "s"
+    prog = Program(PERMUTE, "jit_body", 77, [Op("collective-permute-start", 1.0),
+                                               Op("collective-permute-done", done_us),
+                                               Op("fusion", 3.0)])
+    write_capture(session / "h.xplane.pb", 0, [prog], steps=2, device_kind="TPU v5")
+    return session / "h.xplane.pb"
+
+
+def test_a_measured_collective_is_bounded_by_its_link_time(tmp_path):
+    """bf16[512,1024] (1 MiB) sent once around a ring: its bound is 1 MiB over the two
+    one-way ICI links of v5p (2 x 90 GB/s) = 5.83 us, not its HBM roofline (~0.8 us); the
+    achieved bandwidth is 1 MiB over the measured mean."""
+    report = _profile(_permute_capture(tmp_path, 20.0), PERMUTE, extra=["--chip", "v5p"])
+    (row,) = [r for r in report["instructions"] if r["instruction"] == "collective-permute-done"]
+    link = 2**20 / (2 * 90e9)
+    assert row["roofline_seconds"] == pytest.approx(link)
+    assert row["bound"] == "ICI"
+    mean = row["mean_seconds"]
+    assert row["collective"]["link_bytes_per_s"] == pytest.approx(2**20 / mean)
+    assert row["collective"]["link_share"] == pytest.approx(2**20 / mean / (2 * 90e9))
+    (axis,) = report["collectives_by_axis"].values()
+    assert axis["moved_bytes"] == 2 * 2 * 2**20  # start and done rows, two runs each
+
+
+@pytest.mark.parametrize(("done_us", "fires"), [(20.0, True), (12.0, False)])
+def test_t001_judges_a_collective_against_its_link_time(tmp_path, done_us, fires):
+    """20 us is 3.4x the 5.83 us link time (T001 at 3x fires); 12 us is 2.1x (silent). Against
+    the HBM bound both were over 15x."""
+    from hloscope.lint import LintOptions, lint_files
+
+    found = [f for f in lint_files([PERMUTE], LintOptions(select=["T001"], chip="v5p",
+                                   trace=_permute_capture(tmp_path, done_us))).findings
+             if f.instruction == "collective-permute-done"]
+    assert bool(found) == fires
+    if fires:
+        assert "ICI bound of 5.83 us" in found[0].message
+        assert found[0].evidence["roofline_seconds"] == pytest.approx(2**20 / (2 * 90e9))

@@ -23,9 +23,15 @@ def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int
                    f"{'mean':>11} {'share':>6} {'roofline':>11}")
         for r in rows:
             roof = _t(r["roofline_seconds"]) if "roofline_seconds" in r else "-"
+            roof += f" ({r['bound']})" if "bound" in r else ""
             out.append(f"  {r['instruction'][:34]:34} {r['category'][:20]:20} {r['count']:6} "
                        f"{_t(r['total_seconds']):>11} {_t(r['mean_seconds']):>11} "
                        f"{r['share'] * 100:5.1f}% {roof:>11}")
+        for axis, a in report.get("collectives_by_axis", {}).items():
+            share = f", {a['share_of_peak'] * 100:.1f}% of the links' peak" if "share_of_peak" in a else ""
+            out.append(f"  collectives over {axis}: {a['ops']} op(s), {a['moved_bytes'] / 2**20:.1f} MiB "
+                       f"moved per device in {_t(a['seconds'])}: "
+                       f"{a['bytes_per_s'] / 1e9:.2f} GB/s{share}")
         devices = sorted({d for r in report["instructions"] for d in r.get("devices", {})})
         if len(devices) > 1:
             out.append("  per device: " + ", ".join(

@@ -28,25 +28,49 @@ class RooflineGap(TraceRule):
         if ctx.chip is None:
             return
         from hloscope.cost.roofline import op_times  # (only when a trace is given)
+        from hloscope.sharding.bounds import by_instruction, link_word
 
+        links = by_instruction(ctx.collectives)
         for instr, s in self.measured(ctx):
             if s.category == "control flow":
                 continue  # its time is its body's ops, measured on their own
             if (ctx.module.name, instr.name) in getattr(ctx.trace, "kernels", {}):
                 continue  # a custom-call kernel: T007 bounds it by its own body
             c = ctx.model.cost(instr)
-            # (the roofline's own bound: FLOPs at the peak of the type feeding its matmul)
-            bound = max(op_times(ctx.model, ctx.chip, instr, c))
+            # (the roofline's own bound: FLOPs at the rate of its matmul, bytes at HBM's;
+            # a collective's is the time its bytes take over the links)
+            collective = links.get(instr.name)
+            if collective is not None and collective.est_seconds:
+                bound, what = collective.est_seconds, f"{link_word(ctx.chip)} bound"
+            else:
+                bound, what = max(op_times(ctx.model, ctx.chip, instr, c)), "roofline bound"
             mean = s.mean_ns * 1e-9
             if mean < self.options.min_seconds or bound <= 0 or mean < self.options.ratio * bound:
                 continue
             yield self.finding(
                 ctx, instr,
                 f"%{instr.name} takes {human_seconds(mean)} per run, {mean / bound:.1f}x its "
-                f"roofline bound of {human_seconds(bound)} on {ctx.chip.name}",
+                f"{what} of {human_seconds(bound)} on {ctx.chip.name}",
                 evidence={"mean_seconds": mean, "roofline_seconds": bound, "flops": c.flops,
-                          "hbm_bytes": c.hbm_bytes},
+                          "hbm_bytes": c.hbm_bytes,
+                          **({"moved_bytes": collective.moved_bytes, "axis": collective.axis}
+                             if collective is not None else {})},
                 cost={"est_seconds": (mean - bound) * s.count},
-                help="Look at what the roofline does not see: padding (H003), relayouts (H002), "
-                     "poor MXU shapes (H005), or an op the compiler could not fuse.",
+                help=_help(ctx.chip.platform, collective is not None),
             )
+
+
+def _help(platform: str, collective: bool) -> str:
+    if collective:
+        return ("A collective slower than its links allow: it waits for other devices (load "
+                "imbalance, a late peer), its groups span a slower axis than assumed, or it is "
+                "latency-bound (small messages: combine them).")
+    if platform == "tpu":
+        return ("Look at what the roofline does not see: padding (H003), relayouts (H002), "
+                "poor MXU shapes (H005), or an op the compiler could not fuse.")
+    if platform == "gpu":
+        return ("Look at what the roofline does not see: kernel launch overhead on short ops, "
+                "tensor-core misalignment (dimensions not multiples of 8/16), or an op the "
+                "compiler could not fuse.")
+    return ("Look at what the roofline does not see: layout changes, cache misses, threading, "
+            "or an op the compiler could not fuse.")

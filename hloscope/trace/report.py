@@ -8,6 +8,7 @@ from hloscope.cost.chips import Chip, get_chip
 from hloscope.cost.ops import CostModel
 from hloscope.cost.roofline import op_times
 from hloscope.ir import Module
+from hloscope.sharding.bounds import link_bandwidth, measured, module_collectives, per_axis
 from hloscope.trace.join import TraceIndex
 from hloscope.trace.load import Profile
 
@@ -42,6 +43,7 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
 
     # kernels without a cost_estimate are costed from their bodies (XProf reports 0 FLOPs)
     models = {m.name: CostModel(m, kernel_costs=body_costs(m)) for m in modules}
+    links = {m.name: module_collectives(m, chip) for m in modules}
     instructions = {m.name: {i.name: i for i in m.instructions()} for m in modules}
     rows = []
     categories: dict[str, float] = defaultdict(float)
@@ -60,8 +62,14 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
                         for d, n in sorted(s.devices.items())},
             "async_count": s.async_count,
         }
+        collective = links[mod].get(name)
+        if collective is not None:  # its bound is its link time, not its HBM bytes
+            row["collective"] = measured(collective, mean, chip)
         if chip is not None:
             bound = max(op_times(models[mod], chip, instr, cost))
+            if collective is not None and collective.est_seconds:
+                bound = collective.est_seconds
+                row["bound"] = row["collective"]["links"]
             row["roofline_seconds"] = bound
             row["gap_seconds"] = mean - bound
         rows.append(row)
@@ -76,6 +84,7 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
         "idle_fraction": index.idle_fraction,
         "instructions": rows,
         "categories": dict(sorted(categories.items(), key=lambda kv: -kv[1])),
+        "collectives_by_axis": _axes_with_share(per_axis(rows), chip),
         "ops": raw_ops(profile),
         "unmatched_events": index.unmatched,
         "unseen_instructions": len(index.unseen),
@@ -83,6 +92,14 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
         "programs": {str(k): v for k, v in sorted(profile.programs.items())},
         "warnings": index.warnings + _beats_bound(rows, chip),
     }
+
+
+def _axes_with_share(axes: dict[str, dict], chip: Chip | None) -> dict[str, dict]:
+    peak = link_bandwidth(chip) if chip is not None else None
+    for axis in axes.values():
+        if peak:
+            axis["share_of_peak"] = axis["bytes_per_s"] / peak
+    return axes
 
 
 # A measured op faster than its bound by more than this means the bound (the chip's numbers,
