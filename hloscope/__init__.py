@@ -2,7 +2,7 @@
 
     import hloscope
     m = hloscope.load("module.hlo.txt")
-    m.stats(); m.roofline(chip="v5e"); m.lint(select=["H0"]); m.kernels(); m.graph()
+    m.stats(); m.roofline(); m.lint(select=["H0"]); m.kernels(); m.graph()
 
 Names are imported on first use (`import hloscope` stays cheap); see hloscope.api.
 """

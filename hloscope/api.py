@@ -2,7 +2,7 @@
 
     import hloscope
     m = hloscope.load("module.hlo.txt")       # also HLO text, or a jax Compiled/Lowered
-    m.stats(); m.roofline(chip="v5e"); m.lint(select=["H0"]); m.kernels(); m.graph()
+    m.stats(); m.roofline(); m.lint(select=["H0"]); m.kernels(); m.graph()
     hloscope.load_profile("trace_dir/").join(m)
 
 Results are plain dataclasses with to_dict(), the same objects the CLI's JSON is built from.
@@ -69,23 +69,30 @@ class Program:
 
         return stats(self.module, per_computation)
 
-    def roofline(self, chip: str = "v5e", trip_counts: bool = True):
-        """Per-instruction FLOPs, bytes and roofline time on a chip (cost.roofline.Report)."""
-        from hloscope.cost.chips import get_chip
+    def chip(self, chip: str | None = None):
+        """The chip this program is costed on and how it was chosen (cost.resolve.ChipChoice:
+        the one asked for, the dump folder's record, what the module shows, or an assumed one),
+        the same choice the CLI makes."""
+        from hloscope.cost.resolve import resolve_chip
+
+        return resolve_chip(self.module, chip)
+
+    def roofline(self, chip: str | None = None, trip_counts: bool = True):
+        """Per-instruction FLOPs, bytes and roofline time on a chip (cost.roofline.Report;
+        chip: a name from the table, else chosen as `chip()` says)."""
         from hloscope.cost.roofline import roofline
         from hloscope.mlir.cost import body_costs
 
-        return roofline(self.module, get_chip(chip), trip_counts=trip_counts,
+        return roofline(self.module, self.chip(chip).chip, trip_counts=trip_counts,
                         kernel_costs=body_costs(self.module))
 
-    def step_time(self, chip: str = "v5e", trip_counts: bool = True):
+    def step_time(self, chip: str | None = None, trip_counts: bool = True):
         """The step estimate: roofline time of every op plus the communication compute does
         not hide, exposed communication and MFU (sharding.step.StepTime)."""
-        from hloscope.cost.chips import get_chip
         from hloscope.sharding.step import estimate
 
-        spec = get_chip(chip)
-        return estimate(self.module, spec, self.roofline(chip, trip_counts))
+        spec = self.chip(chip).chip
+        return estimate(self.module, spec, self.roofline(spec.key, trip_counts))
 
     def lint(self, select: list[str] | None = None, ignore: list[str] | None = None,
              chip: str | None = None, trace: Trace | None = None):
@@ -102,12 +109,11 @@ class Program:
 
         return kernels(self.module)
 
-    def sharding(self, chip: str = "v5e"):
+    def sharding(self, chip: str | None = None):
         """(mesh, collectives) of the module: groups, axes, bytes, ICI time."""
-        from hloscope.cost.chips import get_chip
         from hloscope.sharding import analyze
 
-        return analyze(self.module, get_chip(chip))
+        return analyze(self.module, self.chip(chip).chip)
 
     def graph(self):
         """The instruction graph (a networkx MultiDiGraph; see hloscope.graph)."""

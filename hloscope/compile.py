@@ -134,8 +134,23 @@ def compile_here(request: dict) -> dict:
     (out / "cost_analysis.json").write_text(json.dumps({k: float(v) for k, v in (cost or {}).items()}, indent=1))
     (out / "memory_analysis.json").write_text(json.dumps(
         {f: int(getattr(mem, f)) for f in fields if hasattr(mem, f)}, indent=1))
-    return {"module": compiled.as_text().split(None, 2)[1].rstrip(","), "devices": count,
+    done = {"module": compiled.as_text().split(None, 2)[1].rstrip(","), "devices": count,
             "mesh": dict(zip(axes, shape, strict=True))}
+    # what every command reads back to cost the dump on this chip (hloscope.cost.resolve)
+    (out / "hloscope.json").write_text(json.dumps(
+        {"topology": request["topology"], "chip": chip_of_topology(request["topology"]),
+         "device_kind": getattr(topo.devices[0], "device_kind", None), **done}, indent=1))
+    return done
+
+
+def chip_of_topology(topology: str) -> str | None:
+    """The chip table's key of a topology name: v5p:2x2x1 -> tpu-v5p (None: not in it)."""
+    from hloscope.cost.chips import get_chip
+
+    try:
+        return get_chip(topology.split(":", 1)[0]).key
+    except KeyError:
+        return None
 
 
 def run_child(request: dict, timeout: float = 1800) -> dict:

@@ -125,8 +125,25 @@ def _options_key(opts: LintOptions, path: Path | None = None) -> str:
 
     return json.dumps({"select": opts.select, "ignore": opts.ignore, "chip": opts.chip,
                        "rules": opts.rule_options, "strict": opts.strict, "stage": opts.stage,
-                       "flags": opts.flags, "flag_files": _flag_files(path)},
+                       "flags": opts.flags, "flag_files": _flag_files(path),
+                       "chip_beside": _chip_beside(path), "user_chips": _user_chips()},
                       sort_keys=True, default=str)
+
+
+def _chip_beside(path: Path | None) -> list:
+    """What the chip resolution reads beside a file: the record `hloscope compile` wrote and
+    the compute capability the dump's name (or a sibling's) states."""
+    if path is None:
+        return []
+    from hloscope.cost.resolve import capability, recorded_chip
+
+    return [recorded_chip(path), capability(path)]
+
+
+def _user_chips() -> list[str]:
+    from hloscope.cost.chips import user_chips
+
+    return [repr(c) for c in user_chips()]
 
 
 def lint_one(path: Path, opts: LintOptions) -> FileResult:

@@ -38,6 +38,26 @@ def test_compile_an_example_and_lint_and_measure_the_dump(tmp_path):
 
 
 @needs_libtpu
+def test_a_v5p_compile_is_costed_as_v5p_by_every_command(tmp_path):
+    """The folder records the topology's chip; roofline, memory, sharding and lint read it
+    back without --chip (they used to cost it as v5e)."""
+    out = tmp_path / "v5p"
+    result = runner.invoke(app, ["compile", f"{MLP}:train_step", "--topology", "v5p:2x2x1", "--no-lint",
+                                 "--mesh", "data:4", "--args-from", f"{MLP}:example_args", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "hloscope.json").read_text())
+    assert record["chip"] == "tpu-v5p" and record["topology"] == "v5p:2x2x1"
+    dump = next(out.glob("*after_optimizations.txt"))
+    for command in ("roofline", "memory"):
+        (rec,) = json.loads(runner.invoke(app, [command, str(dump), "--format", "json"]).stdout)["modules"]
+        assert rec["chip"]["key"] == "tpu-v5p", command
+    (rec,) = json.loads(runner.invoke(app, ["sharding", str(dump), "--format", "json"]).stdout)["modules"]
+    assert rec["chip"]["chip"] == "tpu-v5p" and not rec["chip"]["assumed"]
+    lint = json.loads(runner.invoke(app, ["lint", str(out), "--format", "json", "--exit-zero"]).stdout)
+    assert any("chip TPU v5p: recorded by hloscope compile" in n for n in lint["summary"]["notes"])
+
+
+@needs_libtpu
 def test_compile_with_args_on_the_command_line_shards_them(tmp_path):
     out = tmp_path / "d"
     result = runner.invoke(app, ["compile", f"{MLP}:train_step", "--mesh", "data:4", "--no-lint",

@@ -36,10 +36,16 @@ NoCacheOpt = Annotated[
         "Do not read or write the on-disk cache of parsed modules and findings."))
 ]
 ChipOpt = Annotated[str, typer.Option("--chip", "-c", help=(
-    "Chip from the table: v4, v5e, v5p, v6e, v7x, h100, h200, cpu."))]
+    "Chip from the table: v4, v5e, v5p, v6e, v7x, v100, a100, h100, h200, cpu, or one from "
+    "--chip-file."))]
 AutoChipOpt = Annotated[str | None, typer.Option("--chip", "-c", help=(
-    "Chip from the table: v4, v5e, v5p, v6e, v7x, h100, h200, cpu (default: from the module: "
-    "v5e for TPU, the generic CPU entry for a CPU module, H100 for a GPU one)."))]
+    "Chip from the table: v4, v5e, v5p, v6e, v7x, v100, a100, h100, h200, cpu, or one from "
+    "--chip-file (default: the chip `hloscope compile` recorded in the dump folder, else what "
+    "the module shows (a GPU dump's sm_XX, a CPU module), else an assumed one, said so)."))]
+ChipFileOpt = Annotated[Path | None, typer.Option("--chip-file", help=(
+    "TOML file of your own chips, one table each with chips.toml's fields (name, "
+    "peak_bf16_flops, peak_f32_flops, hbm_bandwidth, hbm_bytes, ...); --chip names one, or "
+    "the file's only chip is used."))]
 
 
 def set_debug(debug: bool) -> None:
@@ -193,11 +199,37 @@ def guard(fn: Callable[..., T], *args: Any) -> T:
 
 def chip(name: str):
     """A chip from the table, or a usage error naming the known ones."""
-    from hloscope.cost.chips import get_chip
+    from hloscope.cost.chips import ChipFileError, get_chip
 
     try:
         return get_chip(name)
-    except KeyError as e:
+    except (KeyError, ChipFileError) as e:
+        fail(f"error: {e.args[0]}")
+
+
+def chip_file(path: Path | None, name: str | None) -> str | None:
+    """Register --chip-file's chips; the chip name to use: --chip, else the file's only chip."""
+    if path is None:
+        return name
+    from hloscope.cost.chips import ChipFileError, load_chip_file
+
+    try:
+        found = load_chip_file(path)
+    except ChipFileError as e:
+        fail(f"error: {e}")
+    if name is None and len(found) == 1:
+        return found[0].key
+    return name
+
+
+def chip_choice(module, name: str | None):
+    """hloscope.cost.resolve.resolve_chip, a usage error for an unknown chip."""
+    from hloscope.cost.chips import ChipFileError
+    from hloscope.cost.resolve import resolve_chip
+
+    try:
+        return resolve_chip(module, name)
+    except (KeyError, ChipFileError) as e:
         fail(f"error: {e.args[0]}")
 
 

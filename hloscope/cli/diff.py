@@ -78,7 +78,7 @@ def _load(path: Path) -> list:
 
 
 def _compiles(a: Path, b: Path, chip_name: str | None, gates: list, format: Format) -> None:
-    from hloscope.cost.chips import chip_for
+    from hloscope.cost.resolve import chip_for
     from hloscope.diff import Pair, apply_gates, pair_modules, side
     from hloscope.lint import LintOptions, lint_files
     from hloscope.report.diff import diff_text

@@ -103,7 +103,7 @@ def _costs(module, computation: str | None, max_nodes: int, chip_name: str | Non
                     if mod == module.name and name in comp}
         if measured:
             return measured, "measured"
-    from hloscope.cost.chips import chip_for
+    from hloscope.cost.resolve import chip_for
     from hloscope.cost.flops import FREE
     from hloscope.cost.ops import CostModel
     from hloscope.cost.roofline import op_times

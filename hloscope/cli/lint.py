@@ -10,9 +10,11 @@ from typing import Annotated
 import typer
 
 from hloscope.cli.common import (
+    ChipFileOpt,
     Format,
     NoCacheOpt,
     StrictOpt,
+    chip_file,
     debugging,
     fail,
     guard,
@@ -36,7 +38,11 @@ def lint(
     select: Annotated[list[str] | None, typer.Option("--select", help="Rules to run: codes, prefixes (H0), names, ALL. Comma-separated or repeated.")] = None,
     ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip, same forms as --select.")] = None,
     fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 when a finding is at or above: error, warning, info. [default: warning]")] = None,
-    chip: Annotated[str | None, typer.Option("--chip", "-c", help="Target chip (v5e, v6e, ...): MXU size and time estimates.")] = None,
+    chip: Annotated[str | None, typer.Option("--chip", "-c", help=(
+        "Target chip (v5e, v5p, v6e, h100, ..., or one from --chip-file): MXU size, HBM capacity, "
+        "time estimates (default: the one `hloscope compile` recorded, else what the module "
+        "shows, else an assumed one, against which no capacity verdict is given)."))] = None,
+    chip_file_path: ChipFileOpt = None,
     config: Annotated[Path | None, typer.Option("--config", help="hloscope.toml or pyproject.toml to use (default: nearest one).")] = None,
     baseline: Annotated[Path | None, typer.Option("--baseline", help="Ignore findings recorded in this baseline file.")] = None,
     write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Record the current findings as the baseline and exit 0.")] = None,
@@ -88,6 +94,11 @@ def lint(
 
     try:
         cfg = load_config(config)
+        if cfg.chips:
+            from hloscope.cost.chips import add_chips
+
+            add_chips(cfg.chips, f"{cfg.source} [chips]")
+        chip = chip_file(chip_file_path, chip)
         opts = merge(cfg, split_list(select), split_list(ignore), chip)
         threshold = Severity.parse(fail_on or cfg.fail_on)
     except (ConfigError, ValueError) as e:

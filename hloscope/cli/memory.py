@@ -9,11 +9,13 @@ import typer
 
 from hloscope.cli.common import (
     AutoChipOpt,
+    ChipFileOpt,
     Format,
     FormatOpt,
     NoCacheOpt,
     Refused,
     chip,
+    chip_file,
     emit,
     fail,
     guard,
@@ -30,7 +32,8 @@ ReportOpt = Annotated[list[Path] | None, typer.Option("--xla-report", help=(
 
 
 def memory(file: PathArg, chip_name: AutoChipOpt = None, format: FormatOpt = Format.text,
-           no_cache: NoCacheOpt = False, xla_report: ReportOpt = None) -> None:
+           no_cache: NoCacheOpt = False, xla_report: ReportOpt = None,
+           chip_file_path: ChipFileOpt = None) -> None:
     """Peak memory from static liveness over a scheduled module (is_scheduled=true).
 
     HBM is reported as XLA's compiled.memory_analysis() splits it: arguments + outputs -
@@ -50,6 +53,7 @@ def memory(file: PathArg, chip_name: AutoChipOpt = None, format: FormatOpt = For
     """
     from hloscope.paths import LintError, expand
 
+    chip_name = chip_file(chip_file_path, chip_name)
     if chip_name:
         chip(chip_name)
     use_cache(no_cache)
@@ -104,14 +108,17 @@ def _xla_reports(module_file: Path, given: list[Path] | None):
 
 
 def _records(modules: list, reports, chip_name: str | None) -> list[dict]:
-    from hloscope.cost.chips import chip_for
+    from hloscope.cli.common import chip_choice
     from hloscope.cost.liveness import memory as peak
+    from hloscope.cost.resolve import chip_for
 
     out = []
     for m in modules:
+        choice = chip_choice(m, chip_name)  # (a usage error for an unknown chip)
         spec, note = chip_for(m, chip_name)
         out.append(dict(peak(m).to_dict(), chip={"key": spec.key, "name": spec.name,
-                                                  "hbm_bytes": spec.hbm_bytes, "note": note}))
+                                                  "hbm_bytes": spec.hbm_bytes, "note": note,
+                                                  "source": choice.source, "assumed": choice.assumed}))
     if reports is not None and len(out) == 1:
         out[0]["xla"] = reports.to_dict()
     return out

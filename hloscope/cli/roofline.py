@@ -8,12 +8,14 @@ import typer
 
 from hloscope.cli.common import (
     AutoChipOpt,
+    ChipFileOpt,
     FileArg,
     Format,
     FormatOpt,
     NoCacheOpt,
     analyse,
     chip,
+    chip_file,
     emit,
 )
 
@@ -25,6 +27,7 @@ def roofline(
     top: Annotated[int, typer.Option("--top", help="Rows to show in text format (0: all).")] = 20,
     no_trip_counts: Annotated[bool, typer.Option("--no-trip-counts", help="Count loop bodies once (XLA's cost_analysis convention).")] = False,
     no_cache: NoCacheOpt = False,
+    chip_file_path: ChipFileOpt = None,
 ) -> None:
     """Per-instruction FLOPs, bytes, intensity and compute/memory time on a chip, and the
     step-time estimate: every op at its roofline time plus the communication that compute
@@ -35,11 +38,12 @@ def roofline(
       hloscope roofline fixtures/tpu/transformer_v5p.hlo.txt --chip v5p
       hloscope roofline fixtures/tpu/fsdp_async_fusion_v5p.hlo.txt --chip v5p --top 5
     """
+    chip_name = chip_file(chip_file_path, chip_name)
     if chip_name:
         chip(chip_name)
 
     def run(modules: list) -> None:
-        from hloscope.cost.chips import chip_for
+        from hloscope.cost.resolve import chip_for
         from hloscope.cost.roofline import roofline as build
         from hloscope.mlir.cost import body_costs
         from hloscope.report.roofline import roofline_text

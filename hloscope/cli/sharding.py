@@ -7,13 +7,15 @@ from typing import Annotated
 import typer
 
 from hloscope.cli.common import (
-    ChipOpt,
+    AutoChipOpt,
+    ChipFileOpt,
     FileArg,
     Format,
     FormatOpt,
     NoCacheOpt,
     analyse,
-    chip,
+    chip_choice,
+    chip_file,
     emit,
 )
 
@@ -21,27 +23,30 @@ from hloscope.cli.common import (
 def sharding(
     file: FileArg,
     format: FormatOpt = Format.text,
-    chip_name: ChipOpt = "v5e",
+    chip_name: AutoChipOpt = None,
     groups: Annotated[bool, typer.Option("--groups", help="Print every device group (text format).")] = False,
     no_cache: NoCacheOpt = False,
+    chip_file_path: ChipFileOpt = None,
 ) -> None:
     """Per-collective table: groups, mesh axis, bytes, global shape, async overlap, ICI time.
 
     Example: hloscope sharding fixtures/tpu/scaling_book_v5p.hlo.txt --chip v5p
     """
-    spec = chip(chip_name)
+    chip_name = chip_file(chip_file_path, chip_name)
 
     def run(modules: list) -> None:
         from hloscope.report.sharding import sharding_text
         from hloscope.sharding import analyze
         from hloscope.sharding.collectives import bytes_per_axis
 
-        results = [(m, *analyze(m, spec)) for m in modules]
+        choices = [chip_choice(m, chip_name) for m in modules]
+        results = [(m, *analyze(m, c.chip)) for m, c in zip(modules, choices)]
         per_axis = [bytes_per_axis(cs) for _, _, cs in results]
-        emit(format, lambda: {"version": 1, "chip": spec.key, "modules": [
-                {"name": m.name, "devices": mesh.devices, "mesh": mesh.to_dict(),
-                 "bytes_per_axis": axes, "collectives": [c.to_dict() for c in cs]}
-                for (m, mesh, cs), axes in zip(results, per_axis)]},
-             lambda: sharding_text(results, per_axis, groups))
+        emit(format, lambda: {"version": 1, "chip": choices[0].chip.key if choices else None, "modules": [
+                {"name": m.name, "chip": c.to_dict(), "devices": mesh.devices, "mesh": mesh.to_dict(),
+                 "bytes_per_axis": axes, "collectives": [x.to_dict() for x in cs]}
+                for (m, mesh, cs), axes, c in zip(results, per_axis, choices)]},
+             lambda: "\n".join(f"note: {c.note}" for c in dict.fromkeys(choices) if c.note)
+             + ("\n" if any(c.note for c in choices) else "") + sharding_text(results, per_axis, groups))
 
     analyse(file, no_cache, run)

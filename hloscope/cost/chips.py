@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 
@@ -53,36 +53,104 @@ def chips() -> dict[str, Chip]:
     import tomllib  # (here: a command that names no chip need not load the TOML reader)
 
     data = tomllib.loads((Path(__file__).with_name("chips.toml")).read_text(encoding="utf-8"))
-    out = {}
-    for key, row in data.items():
-        row = dict(row)
-        if "mxu" in row:
-            row["mxu"] = tuple(row["mxu"])
-        row["sources"] = tuple(row.get("sources", ()))
-        out[key] = Chip(key=key, **row)
+    return {key: _chip(key, row, "chips.toml") for key, row in data.items()}
+
+
+_FIELDS = {f.name for f in fields(Chip)} - {"key"}
+_REQUIRED = ("name", "peak_bf16_flops", "peak_f32_flops", "hbm_bandwidth", "hbm_bytes")
+_USER: dict[str, Chip] = {}  # chips from --chip-file / a [chips] table, by key
+
+
+class ChipFileError(ValueError):
+    """A chip file or table that cannot be used (the message says where and why)."""
+
+
+def _chip(key: str, row: dict, where: str) -> Chip:
+    if not isinstance(row, dict):
+        raise ChipFileError(f"{where}: [{key}] is not a table of chip fields")
+    unknown = sorted(set(row) - _FIELDS)
+    if unknown:
+        raise ChipFileError(f"{where}: [{key}] has unknown field(s) {', '.join(unknown)}; "
+                            f"fields: {', '.join(sorted(_FIELDS))}")
+    missing = [f for f in _REQUIRED if f not in row]
+    if missing:
+        raise ChipFileError(f"{where}: [{key}] lacks {', '.join(missing)} (needed to cost a module)")
+    row = dict(row)
+    if "mxu" in row:
+        row["mxu"] = tuple(row["mxu"])
+    row["sources"] = tuple(row.get("sources", ()))
+    try:
+        return Chip(key=key.lower(), **row)
+    except TypeError as e:
+        raise ChipFileError(f"{where}: [{key}]: {e}") from None
+
+
+def add_chips(table: dict, where: str) -> list[Chip]:
+    """Register user chips ({key: {field: value}}, the fields of chips.toml); returns them."""
+    out = [_chip(key, row, where) for key, row in table.items()]
+    for chip in out:
+        _USER[chip.key] = chip
     return out
 
 
+def user_chips() -> list[Chip]:
+    """The chips registered from chip files and [chips] tables in this process."""
+    return [c for _, c in sorted(_USER.items())]
+
+
+def load_chip_file(path: str | Path) -> list[Chip]:
+    """Register the chips of a TOML file with chips.toml's fields (one table per chip)."""
+    import tomllib
+
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ChipFileError(f"{p}: cannot read chip file: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ChipFileError(f"{p}: not TOML: {e}") from None
+    data = data.get("chips", data) if isinstance(data.get("chips"), dict) else data
+    if not data:
+        raise ChipFileError(f"{p}: no chip table (write [my-chip] with {', '.join(_REQUIRED)})")
+    return add_chips(data, str(p))
+
+
 def get_chip(name: str) -> Chip:
-    """A chip by key (`tpu-v5e`), short name (`v5e`) or device kind ('TPU v5 lite')."""
-    table = chips()
+    """A chip by key (`tpu-v5e`), short name (`v5e`), device kind ('TPU v5 lite'), a key
+    from a chip file, or the path of a chip file holding one chip."""
+    if name.strip().endswith(".toml"):
+        found = load_chip_file(name.strip())
+        if len(found) != 1:
+            raise KeyError(f"{name} holds {len(found)} chips ({', '.join(c.key for c in found)}): "
+                           f"pass it as --chip-file and name one with --chip")
+        return found[0]
     key = name.strip().lower()
+    if key in _USER:
+        return _USER[key]
+    table = chips()
     key = ALIASES.get(key, key)
     kinds = {"tpu v4": "tpu-v4", "tpu v5 lite": "tpu-v5e", "tpu v5": "tpu-v5p",
              "tpu v5p": "tpu-v5p", "tpu v6 lite": "tpu-v6e", "tpu v6e": "tpu-v6e"}
     key = kinds.get(key, key)
     if key not in table:
-        raise KeyError(f"unknown chip {name!r}; known: {', '.join(sorted(table))}")
+        known = sorted(table) + sorted(_USER)
+        raise KeyError(f"unknown chip {name!r}; known: {', '.join(known)} "
+                       f"(or --chip-file with your chip's numbers)")
     return table[key]
 
 
-_GPU_TARGETS = ("__cublas", "__cudnn", "__triton", "__gpu", "__nccl")
+_GPU_TARGETS = ("__cublas", "__cudnn", "__triton", "__gpu", "__nccl", "te_", "cu_threefry")
+# keys only XLA's GPU backend writes into backend_config (gpu_backend_config.proto)
+_GPU_CONFIG = ("operation_queue_id", "force_earliest_schedule", "gemm_backend_config",
+               "fusion_backend_config", "cudnn_conv_backend_config", "cudnn_fmha_backend_config",
+               "collective_backend_config", "custom_fusion_config", "__triton", "cudnn")
 
 
 def platform_of(module) -> str | None:
     """"tpu", "gpu" or "cpu" for an optimized module, from what only that compiler prints:
-    tiled layouts (TPU), cuBLAS/cuDNN/Triton custom calls or GPU backend configs (GPU), else
-    a scheduled module is the CPU's; None before optimization (nothing says)."""
+    tiled layouts (TPU), cuBLAS/cuDNN/Triton/TransformerEngine custom calls or the keys of
+    XLA's GPU backend configs (GPU), else a scheduled module is the CPU's; None before
+    optimization (nothing says)."""
     from hloscope.cost.layout import has_tiled_layouts
 
     if has_tiled_layouts(module):
@@ -90,27 +158,8 @@ def platform_of(module) -> str | None:
     for instr in module.instructions():
         if instr.opcode == "custom-call" and str(instr.attr("custom_call_target") or "").startswith(_GPU_TARGETS):
             return "gpu"
-        if instr.opcode == "fusion" and instr.may_have("backend_config"):
+        if instr.may_have("backend_config"):
             config = instr.raw_attr("backend_config") or ""
-            if "__triton" in config or "cudnn" in config or "operation_queue_id" in config:
+            if any(key in config for key in _GPU_CONFIG):
                 return "gpu"
     return "cpu" if module.attrs.get("is_scheduled") == "true" else None
-
-
-def chip_for(module, name: str | None) -> tuple[Chip, str | None]:
-    """The chip to cost a module on, and a note when it does not match the module's platform.
-    No name: TPU (or an unknown platform) -> v5e, CPU -> the generic CPU entry, GPU -> H100,
-    saying so; a named chip is used as asked, with a note if the module is another platform's."""
-    platform = platform_of(module)
-    if name:
-        chip = get_chip(name)
-        if platform and platform != chip.platform:
-            return chip, (f"a {platform.upper()} module costed on {chip.name} as asked; its numbers "
-                          f"are that chip's, not the machine's that compiled it")
-        return chip, None
-    if platform == "cpu":
-        return get_chip("cpu"), ("a CPU module: costed on the generic CPU entry (a rough figure; "
-                                 "--chip picks another)")
-    if platform == "gpu":
-        return get_chip("h100"), "a GPU module: costed on the H100 entry (--chip h200 or another to change)"
-    return get_chip("v5e"), None

@@ -40,7 +40,7 @@ def overlays(module: Module, chip_name: str | None = None, findings: list | None
     """Every overlay of the module; `findings` its lint findings, `trace` a joined
     TraceIndex (measured time is left out without one); `where` the graphs' node of each
     instruction (hloscope.explorer.graphs.built) when the caller has built them."""
-    from hloscope.cost.chips import chip_for
+    from hloscope.cost.resolve import chip_for
     from hloscope.cost.layout import padding_share
     from hloscope.cost.liveness import memory
     from hloscope.cost.roofline import roofline

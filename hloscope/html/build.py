@@ -65,7 +65,7 @@ def _notes(notes: list[str], index) -> list[str]:
 def _compare(pages: list, modules: list, against: Path, chip: str | None, findings: list) -> None:
     """Each page's A/B section (hloscope.diff) against its module in `against`, paired as
     `hloscope diff` pairs them."""
-    from hloscope.cost.chips import chip_for
+    from hloscope.cost.resolve import chip_for
     from hloscope.diff import Pair, pair_modules, side
     from hloscope.lint import LintOptions, expand, lint_files
     from hloscope.parser import load

@@ -166,7 +166,8 @@ def _inline_svg(svg: str) -> str:
 def collect(module: Module, file: str, findings: list, chip_name: str | None,
             trace=None, lint_notes: list[str] | None = None) -> ModulePage:
     """Every section of one module's page."""
-    from hloscope.cost.chips import chip_for, platform_of
+    from hloscope.cost.chips import platform_of
+    from hloscope.cost.resolve import chip_for
     from hloscope.cost.roofline import roofline
     from hloscope.mlir.cost import body_costs
     from hloscope.sharding.step import estimate

@@ -39,6 +39,9 @@ def memory_text(records: list[dict]) -> str:
         elif chip.get("hbm_bytes") and not r["scheduled"]:
             out.append(f"  {chip['name']} HBM {human_bytes(chip['hbm_bytes'], 2)}: no verdict before "
                        "scheduling (unfused values all look live); run memory on the after_optimizations dump")
+        elif chip.get("hbm_bytes") and chip.get("assumed"):
+            out.append(f"  {r['hbm_bytes'] / chip['hbm_bytes']:.1%} of the {human_bytes(chip['hbm_bytes'], 2)} "
+                       f"of an assumed {chip['name']}: no verdict (--chip names the chip)")
         elif chip.get("hbm_bytes"):
             free = chip["hbm_bytes"] - r["hbm_bytes"]
             out.append(f"  {chip['name']} HBM {human_bytes(chip['hbm_bytes'], 2)}: "

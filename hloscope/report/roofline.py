@@ -59,6 +59,8 @@ def _step_lines(step: dict) -> list[str]:
     out = [f"  step (estimate): {_t(step['step_seconds'])} = ops {_t(step['ops_seconds'])} + exposed "
            f"communication {_t(step['exposed_seconds'])}"
            + (f"; MFU {step['mfu']:.1%} of {step['peak_flops'] / 1e12:.3g} TFLOP/s" if step["mfu"] else "")]
+    if step.get("caveat"):
+        out.append(f"  caveat: {step['caveat']}")
     cs = step["collectives"]
     if not cs:
         return out

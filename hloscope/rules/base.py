@@ -88,9 +88,13 @@ class RuleContext:
     """What a rule may look at: the module, its source, the cost model, the chip."""
 
     def __init__(self, module: Module, chip: Chip | None = None, lines: list[str] | None = None,
-                 trace=None, stage: Stage | None = None, flags: str | None = None) -> None:
+                 trace=None, stage: Stage | None = None, flags: str | None = None,
+                 assumed_chip: Chip | None = None) -> None:
         self.module = module
-        self.chip = chip
+        self.chip = chip  # asked for, recorded beside the module, or shown by it
+        # no chip known: the one assumed (hloscope.cost.resolve), for figures said to rest on
+        # it, never for a verdict
+        self.assumed_chip = assumed_chip
         self.lines = lines or []
         self.trace = trace  # hloscope.trace.TraceIndex when linting with --trace
         self.stage = stage if stage is not None else detect_stage(module)

@@ -11,6 +11,13 @@
 
     [tool.hloscope.rules.split-dot]
     expect = {dot = 2}
+
+    [tool.hloscope.chips.my-chip]     # a chip not in chips.toml (chip = "my-chip" picks it)
+    name = "My accelerator"
+    peak_bf16_flops = 400e12
+    peak_f32_flops = 50e12
+    hbm_bandwidth = 2e12
+    hbm_bytes = 68719476736
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ class Config:
     fail_on: str = "warning"
     chip: str | None = None
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    chips: dict[str, dict[str, Any]] = field(default_factory=dict)  # [chips.<key>]: your own chips
     source: str | None = None
 
 
@@ -34,7 +42,7 @@ class ConfigError(ValueError):
     pass
 
 
-_KEYS = {"select", "ignore", "fail-on", "chip", "rules"}
+_KEYS = {"select", "ignore", "fail-on", "chip", "rules", "chips"}
 
 
 def _from_table(table: dict[str, Any], source: str) -> Config:
@@ -51,8 +59,15 @@ def _from_table(table: dict[str, Any], source: str) -> Config:
         fail_on=str(table.get("fail-on", "warning")),
         chip=table.get("chip"),
         rules={k: dict(v) for k, v in rules.items()},
+        chips=_chips(table.get("chips", {}), source),
         source=source,
     )
+
+
+def _chips(table: Any, source: str) -> dict[str, dict[str, Any]]:
+    if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+        raise ConfigError(f"{source}: [chips.<key>] tables expected, with chips.toml's fields")
+    return {k: dict(v) for k, v in table.items()}
 
 
 def load_config(explicit: Path | None = None, start: Path | None = None) -> Config:

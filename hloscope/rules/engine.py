@@ -121,7 +121,16 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
     for module in modules:
         lines = sources.get(module.path, [])
         module_stage = detect_stage(module, stage)
-        ctx = RuleContext(module, chip=chip, lines=lines, trace=trace, stage=module_stage, flags=flags)
+        module_chip, assumed = chip, None
+        if chip is None:  # the chip its folder records or it shows; an assumed one apart
+            from hloscope.cost.resolve import resolve_chip
+
+            choice = resolve_chip(module)
+            module_chip, assumed = (None, choice.chip) if choice.assumed else (choice.chip, None)
+            if choice.note and choice.note not in result.notes:
+                result.notes.append(choice.note)
+        ctx = RuleContext(module, chip=module_chip, lines=lines, trace=trace, stage=module_stage,
+                          flags=flags, assumed_chip=assumed)
         result.modules.append({"file": module.path, "name": module.name, **module_stage.to_dict()})
         off_stage = [r for r in active if module_stage.name not in r.stages]
         if off_stage:

@@ -13,7 +13,10 @@ from hloscope.stage import AFTER
 
 @register
 class HbmPeak(ModuleRule):
-    """Arguments + outputs - aliased + peak temporaries near or over the chip's HBM."""
+    """Arguments + outputs - aliased + peak temporaries near or over the chip's HBM.
+
+    Against a chip nothing states (no --chip, no record in the dump folder), only an info
+    finding that names the assumed chip: no error or warning rests on a guessed capacity."""
 
     code = "H012"
     name = "hbm-peak"
@@ -36,15 +39,19 @@ class HbmPeak(ModuleRule):
         if r.hbm_bytes < (1 - self.options.margin) * hbm:
             return
         over = r.hbm_bytes > hbm
+        assumed = ctx.chip is None  # (a capacity nothing states: no verdict against it)
+        chip = ctx.chip or ctx.assumed_chip
+        of = f"{human_bytes(hbm)}" + (f" of an assumed {chip.name}" if assumed and chip else "")
         where = module.entry.by_name[r.peak_instruction] if r.temp_peak_bytes else module.entry.root
         live = ", ".join(f"%{b['instruction']} {human_bytes(b['bytes'])}" for b in r.peak_live[:3])
         found = self.finding(
             ctx, where,
             f"static HBM peak {human_bytes(r.hbm_bytes)} "
-            f"({r.hbm_bytes / hbm:.1%} of {human_bytes(hbm)}): arguments {human_bytes(r.argument_bytes)}"
+            f"({r.hbm_bytes / hbm:.1%} of {of}): arguments {human_bytes(r.argument_bytes)}"
             f" + outputs {human_bytes(r.output_bytes)} - aliased {human_bytes(r.alias_bytes)} + "
             f"temporaries {human_bytes(r.temp_peak_bytes)}" + (f" (largest live: {live})" if live else "")
-            + ("; it does not fit" if over else f"; under {self.options.margin:.0%} headroom"),
+            + ("; set --chip to judge it: nothing states the chip" if assumed
+               else "; it does not fit" if over else f"; under {self.options.margin:.0%} headroom"),
             evidence={"hbm_bytes": r.hbm_bytes, "capacity": hbm, "argument_bytes": r.argument_bytes,
                       "output_bytes": r.output_bytes, "alias_bytes": r.alias_bytes,
                       "temp_peak_bytes": r.temp_peak_bytes, "peak_step": r.peak_step},
@@ -52,4 +59,7 @@ class HbmPeak(ModuleRule):
                  "rematerialise large activations (jax.checkpoint); shard the largest arrays "
                  "over more devices; or shrink the batch. `hloscope memory` lists what is live "
                  "at the peak.")
-        yield replace(found, severity=Severity.ERROR) if over else found
+        if assumed:
+            yield replace(found, severity=Severity.INFO)
+        else:
+            yield replace(found, severity=Severity.ERROR) if over else found

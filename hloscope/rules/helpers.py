@@ -117,8 +117,9 @@ def contains_matmul(instr: Instruction, ctx: RuleContext) -> bool:
 
 
 def hbm_capacity(ctx: RuleContext) -> int:
-    """The chip's HBM bytes; without --chip, a v5e's 16 GiB."""
-    return ctx.chip.hbm_bytes if ctx.chip is not None and ctx.chip.hbm_bytes else 16 << 30
+    """The chip's HBM bytes (the assumed chip's when none is known; a v5e's 16 GiB)."""
+    chip = ctx.chip or ctx.assumed_chip
+    return chip.hbm_bytes if chip is not None and chip.hbm_bytes else 16 << 30
 
 
 def mxu_size(ctx: RuleContext) -> int:

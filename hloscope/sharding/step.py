@@ -64,6 +64,7 @@ class StepTime:
     flops: float = 0.0
     peak_flops: float = 0.0
     collectives: list[CollectiveTime] = field(default_factory=list)
+    caveat: str | None = None  # why the estimate is indicative (a pre-optimization module)
 
     @property
     def step_seconds(self) -> float:
@@ -90,7 +91,8 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
         own.add((c.computation, c.instruction))
         if c.done:
             own.add((c.computation, c.done))
-    out = StepTime(module.name, chip.key, flops=report.totals.flops, peak_flops=chip.peak_flops("bf16"))
+    out = StepTime(module.name, chip.key, flops=report.totals.flops, peak_flops=chip.peak_flops("bf16"),
+                   caveat=stage_caveat(module))
     out.ops_seconds = sum(r.t_bound * r.times for key, r in rows.items() if key not in own)
     for c in collectives:
         times = times_of.get(c.computation, 1)
@@ -108,6 +110,18 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
         out.hidden_seconds += hidden * times
         out.exposed_seconds += (seconds - hidden) * times
     return out
+
+
+def stage_caveat(module: Module) -> str | None:
+    """Why a module's step time and MFU are only indicative, or None (after optimizations)."""
+    from hloscope.stage import detect_stage
+
+    stage = detect_stage(module)
+    if stage.optimized:
+        return None
+    return (f"a {stage.name} module ({stage.source}): the global program before partitioning, "
+            "fusion and scheduling, costed as if one chip ran it all; its step time and MFU are "
+            "indicative only (cost the after_optimizations dump)")
 
 
 def _between(module: Module, c: Collective, rows: dict, own: set) -> list[Row]:

@@ -1,0 +1,134 @@
+"""Which chip a module is costed on: one resolution for every command and the API.
+
+In this order:
+1. the chip asked for (`--chip`, `chip = ...` in hloscope.toml, the API's `chip=`), a name
+   from the table or from a chip file (`--chip-file`, a `[chips]` table);
+2. the chip recorded in the module's dump folder: `hloscope compile` writes its topology and
+   chip into `hloscope.json` there (libtpu's own option files name no chip generation);
+3. what the module shows: a GPU dump named `..._sm_9.0_gpu_after_optimizations.txt` (its
+   compute capability), a CPU module (the generic CPU entry);
+4. otherwise an *assumed* chip: a TPU module of no known generation -> TPU v5e, a GPU module
+   of no known generation -> H100. Every output names an assumed chip as assumed, and no
+   error or warning verdict is given against its capacity.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hloscope.cost.chips import Chip, get_chip, platform_of
+
+RECORD = "hloscope.json"  # written by `hloscope compile` into its dump folder
+# GPU compute capability (major, minor) -> chip key; the first of a family stands for it
+CAPABILITY = {(7, 0): "v100", (8, 0): "a100", (9, 0): "h100", (10, 0): "b200"}
+_SM = re.compile(r"(?:^|[._-])sm_?(\d{2,3}|\d+\.\d+)(?:[._-]|$)")
+ASSUMED = {"tpu": "v5e", "gpu": "h100", None: "v5e"}
+
+
+@dataclass(frozen=True)
+class ChipChoice:
+    chip: Chip
+    source: str  # how it was chosen, in words
+    assumed: bool = False
+
+    @property
+    def note(self) -> str | None:
+        """The line outputs print about the choice (None for a chip asked for)."""
+        if self.assumed:
+            return (f"chip assumed: {self.chip.name} ({self.source}); --chip NAME, or "
+                    f"--chip-file with your chip's numbers, sets it. Capacity verdicts against "
+                    f"an assumed chip are informational")
+        if self.source == "asked":
+            return None
+        return f"chip {self.chip.name}: {self.source}"
+
+    def to_dict(self) -> dict:
+        return {"chip": self.chip.key, "name": self.chip.name, "source": self.source,
+                "assumed": self.assumed}
+
+
+def recorded_chip(path: str | Path | None) -> tuple[str, str] | None:
+    """(chip name, topology) recorded beside a module by `hloscope compile`, or None."""
+    if not path:
+        return None
+    folder = Path(path)
+    folder = folder if folder.is_dir() else folder.parent
+    record = folder / RECORD
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    chip = data.get("chip") if isinstance(data, dict) else None
+    return (str(chip), str(data.get("topology") or "")) if chip else None
+
+
+_MODULE_ID = re.compile(r"^(module_\d+\.)")
+
+
+def capability(path: str | Path | None) -> tuple[int, int] | None:
+    """The GPU compute capability an XLA GPU dump states in its file name (sm_9.0, sm_90), or
+    in the name of another file of the same module in its folder (XLA's GPU backend names
+    its after-optimizations files so; the before-optimizations one does not say)."""
+    if not path:
+        return None
+    p = Path(path)
+    m = _SM.search(p.name)
+    if not m and (mid := _MODULE_ID.match(p.name)):
+        try:
+            siblings = sorted(p.parent.glob(f"{mid.group(1)}*sm_*"))
+        except OSError:
+            siblings = []
+        m = next((found for s in siblings if (found := _SM.search(s.name))), None)
+    if not m:
+        return None
+    text = m.group(1)
+    if "." in text:
+        major, minor = text.split(".", 1)
+        return int(major), int(minor)
+    return int(text[:-1]), int(text[-1])
+
+
+def resolve_chip(module, name: str | None = None) -> ChipChoice:
+    """The chip to cost `module` on (see the module's docstring for the order)."""
+    if name:
+        return ChipChoice(get_chip(name), "asked")
+    path = getattr(module, "path", None)
+    recorded = recorded_chip(path)
+    if recorded is not None:
+        try:
+            return ChipChoice(get_chip(recorded[0]), f"recorded by hloscope compile ({recorded[1] or recorded[0]})")
+        except KeyError:
+            pass
+    platform = platform_of(module)
+    cc = capability(path)
+    if cc is not None:
+        platform = "gpu"
+        key = CAPABILITY.get(cc) or CAPABILITY.get((cc[0], 0))
+        if key is not None:
+            try:
+                return ChipChoice(get_chip(key), f"sm_{cc[0]}.{cc[1]} in the dump's name")
+            except KeyError:
+                pass
+        return ChipChoice(get_chip(ASSUMED["gpu"]), f"a GPU of compute capability {cc[0]}.{cc[1]}, "
+                          f"not in the table", assumed=True)
+    if platform == "cpu":
+        return ChipChoice(get_chip("cpu"), "a CPU module: the generic CPU entry, a rough figure")
+    what = {"tpu": "a TPU module whose generation nothing states",
+            "gpu": "a GPU module whose generation nothing states"}.get(
+        platform, "a module that states no platform (before optimization?)")
+    return ChipChoice(get_chip(ASSUMED.get(platform, "v5e")), what, assumed=True)
+
+
+def chip_for(module, name: str | None) -> tuple[Chip, str | None]:
+    """The chip to cost a module on and a note about the choice (hloscope.cost.resolve: the
+    chip asked for, the one its dump folder records, what the module shows, or an assumed
+    one, said so); a note too when a named chip is another platform's than the module's."""
+    choice = resolve_chip(module, name)
+    platform = platform_of(module)
+    if name and platform and platform != choice.chip.platform:
+        return choice.chip, (f"a {platform.upper()} module costed on {choice.chip.name} as asked; "
+                             f"its numbers are that chip's, not the machine's that compiled it")
+    return choice.chip, choice.note

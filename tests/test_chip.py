@@ -1,0 +1,137 @@
+"""One chip resolution for every command and the API (hloscope.cost.resolve): the chip asked
+for, the one `hloscope compile` recorded in the dump folder, what the module shows, else an
+assumed chip that outputs name as assumed and no verdict rests on."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from conftest import CORPUS, FIXTURES, fixture_files
+from typer.testing import CliRunner
+
+import hloscope
+from hloscope.cli.app import app
+from hloscope.cost.resolve import RECORD, capability, chip_for, resolve_chip
+from hloscope.lint import LintOptions, lint_files
+from hloscope.parser import load
+from hloscope.rules.base import Severity
+
+runner = CliRunner()
+BIG_V5P = FIXTURES / "memory" / "big_40gib_v5p.hlo.txt"  # 40 GiB peak: fits v5p's 95 GiB, not v5e's 16
+
+
+def _h012(path, chip=None):
+    return [f for f in lint_files([path], LintOptions(select=["H012"], chip=chip)).findings]
+
+
+def test_a_v5p_program_without_chip_gets_no_capacity_verdict():
+    (found,) = _h012(BIG_V5P)
+    assert found.severity == Severity.INFO
+    assert "assumed TPU v5e" in found.message and "does not fit" not in found.message
+    assert _h012(BIG_V5P, chip="v5p") == []
+    report = lint_files([BIG_V5P], LintOptions(select=["H012"]))
+    assert any(n.startswith("chip assumed: TPU v5e") for n in report.notes)
+
+
+def test_the_chip_recorded_in_the_dump_folder_is_used(tmp_path):
+    """What `hloscope compile` writes beside its dump (its topology's chip) is read back by
+    lint, roofline, memory, sharding and the API."""
+    folder = tmp_path / "dump"
+    folder.mkdir()
+    shutil.copy(BIG_V5P, folder / "module_0000.jit__lambda.cl_1.after_optimizations.txt")
+    (folder / RECORD).write_text(json.dumps({"topology": "v5p:2x2x1", "chip": "tpu-v5p"}))
+    path = folder / "module_0000.jit__lambda.cl_1.after_optimizations.txt"
+    assert _h012(path) == []
+    for command in ("roofline", "memory", "sharding"):
+        out = json.loads(runner.invoke(app, [command, str(path), "--format", "json"]).stdout)
+        (rec,) = out["modules"]
+        assert (rec["chip"]["key"] if "key" in rec["chip"] else rec["chip"]["chip"]) == "tpu-v5p", command
+    (m,) = load(path)
+    choice = hloscope.Program(m).chip()
+    assert choice.chip.key == "tpu-v5p" and not choice.assumed
+    assert "hloscope compile" in choice.source
+
+
+def test_api_and_cli_pick_the_same_chip_for_every_fixture():
+    """The API (Program.chip), lint's engine and the commands (chip_for) agree on every
+    fixture; the roofline command's JSON names the same chip for the small ones."""
+    from hloscope.rules.engine import run
+
+    for path in fixture_files():
+        for m in load(path):
+            api = hloscope.Program(m).chip()
+            cli, _ = chip_for(m, None)
+            assert api.chip == cli, path
+            engine = run([m], [])  # (no rules: only the chip's note)
+            assert (api.note in engine.notes) if api.note and api.assumed else True, path
+        if path.stat().st_size < 200_000:
+            out = json.loads(runner.invoke(app, ["roofline", str(path), "--format", "json"]).stdout)
+            assert [r["chip"]["key"] for r in out["modules"]] == [api.chip.key] * len(out["modules"]), path
+
+
+def test_a_cpu_module_is_costed_on_the_cpu_entry_by_api_and_cli():
+    (m,) = load(FIXTURES / "cpu" / "mlp_cpu.hlo.txt")
+    program = hloscope.Program(m)
+    assert program.chip().chip.key == "cpu" and not program.chip().assumed
+    assert program.step_time().chip == "cpu"
+    assert program.roofline().chip.key == "cpu"
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("module_0022.func_shard_parallel.10.sm_7.0_gpu_after_optimizations.txt", (7, 0)),
+    ("module_0001.jit_step.sm_9.0_gpu_after_optimizations.txt", (9, 0)),
+    ("module_0001.jit_step.sm_80_gpu_after_optimizations.txt", (8, 0)),
+    ("module_0000.jit_model.cl_933746096.after_optimizations.txt", None),
+])
+def test_compute_capability_from_dump_names(name, expected):
+    assert capability(name) == expected
+
+
+@pytest.mark.skipif(not (CORPUS / "alpa-gpu-dumps").is_dir(), reason="corpus not present")
+def test_gpu_dumps_are_costed_on_the_gpu_their_names_state():
+    """Alpa's real GPU dumps (compiled for sm_7.0): every module, before and after
+    optimization (the before file's name says nothing; its after sibling does), on V100."""
+    for path in sorted((CORPUS / "alpa-gpu-dumps").glob("module_*optimizations.txt")):
+        for m in load(path):
+            choice = resolve_chip(m)
+            assert choice.chip.key == "v100" and not choice.assumed, path.name
+
+
+def test_chip_file_and_config_table(tmp_path):
+    """Chips not in the table (the scaling book's TPU v2 numbers) from a file or a [chips]
+    table, with chips.toml's fields."""
+    toml = tmp_path / "v2.toml"
+    toml.write_text('[tpu-v2]\nname = "TPU v2"\npeak_bf16_flops = 45e12\npeak_f32_flops = 7.5e12\n'
+                    'hbm_bandwidth = 7e11\nhbm_bytes = 8589934592\nplatform_name = "tpu"\n')
+    out = runner.invoke(app, ["memory", str(BIG_V5P), "--chip-file", str(toml), "--format", "json"])
+    (rec,) = json.loads(out.stdout)["modules"]
+    assert rec["chip"]["key"] == "tpu-v2" and rec["chip"]["hbm_bytes"] == 8 << 30
+    lint = runner.invoke(app, ["lint", str(BIG_V5P), "--chip-file", str(toml), "--select", "H012",
+                               "--format", "json"])
+    (found,) = json.loads(lint.stdout)["findings"]
+    assert found["severity"] == "error"  # 40 GiB on an 8 GiB chip that was named: a verdict
+    config = tmp_path / "hloscope.toml"
+    config.write_text('chip = "my-v2"\n[chips.my-v2]\nname = "TPU v2"\npeak_bf16_flops = 45e12\n'
+                      'peak_f32_flops = 7.5e12\nhbm_bandwidth = 7e11\nhbm_bytes = 8589934592\n')
+    lint = runner.invoke(app, ["lint", str(BIG_V5P), "--config", str(config), "--select", "H012",
+                               "--format", "json"])
+    (found,) = json.loads(lint.stdout)["findings"]
+    assert "8.0 GiB" in found["message"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[x]\nname = 1\n")
+    result = runner.invoke(app, ["roofline", str(BIG_V5P), "--chip-file", str(bad)])
+    assert result.exit_code == 2 and "lacks peak_bf16_flops" in result.output
+
+
+def test_a_pre_optimization_module_says_its_step_time_is_indicative():
+    path = FIXTURES / "tpu" / "shard_map_v5p.before_optimizations.hlo.txt"
+    out = json.loads(runner.invoke(app, ["roofline", str(path), "--format", "json"]).stdout)
+    (rec,) = out["modules"]
+    assert "indicative" in rec["step"]["caveat"]
+    text = runner.invoke(app, ["roofline", str(path)]).stdout
+    assert "caveat: a before_optimizations module" in text
+    after = json.loads(runner.invoke(app, ["roofline", str(FIXTURES / "tpu" / "mlp_v5e.hlo.txt"),
+                                           "--format", "json"]).stdout)
+    assert after["modules"][0]["step"]["caveat"] is None
