@@ -14,7 +14,25 @@ from hloscope.cost.liveness import memory
 from hloscope.parser import load
 
 CASES = sorted((name, e) for name, e in manifest().items()
-               if e.get("memory_analysis") and e["platform"] == "tpu")
+               if e.get("memory_analysis") and e["platform"] == "tpu" and not name.startswith("zoo_"))
+# The memory zoo (fixtures/zoo.py): varied programs a user would write, each within 5% of XLA's
+# argument + output - alias + temp. The ones not yet there are listed with the error they have
+# today (bench/memory_zoo.py), a bound they must not exceed, and why (issue #33's notes).
+ZOO = sorted((name, e) for name, e in manifest().items() if name.startswith("zoo_"))
+ZOO_OUTSIDE = {
+    "zoo_matmul_gathered_v5p8": 0.57,  # all-gather's output and its operand: XLA shares more
+    "zoo_convnet_train_big_v5p": 0.33,  # convolution gradients' temporaries in one allocation
+    "zoo_fsdp_train_8l_v5p8": 0.30,  # per-layer gathered weights colored into one buffer
+    "zoo_mlp_adam_donated_v5p": 0.23,  # under: XLA keeps 36.5 MiB of temporaries we do not see
+    "zoo_matmul_k_scattered_v5p8": 0.13,
+    "zoo_vocab_loss_chunked_train_v5p": 0.10,
+    "zoo_transformer_scan_train_remat_v5p": 0.10,
+    "zoo_transformer_scan_long_v5p": 0.09,
+    "zoo_transformer_train_f32_v5e": 0.08,
+    "zoo_fsdp_train_donated_v5p8": 0.08,
+    "zoo_fsdp_train_v5p8": 0.08,
+    "zoo_transformer_train_remat_attn_v5e": 0.06,
+}
 
 
 def test_the_memory_cases_cover_what_users_ask():
@@ -41,6 +59,24 @@ def test_static_peak_matches_xla_memory_analysis(name, entry):
            + xla["temp_size_in_bytes"])
     assert r.hbm_bytes == pytest.approx(hbm, rel=0.05)
     assert r.temp_peak_bytes == pytest.approx(xla["temp_size_in_bytes"], rel=0.05, abs=64 << 10)
+
+
+def test_the_zoo_is_varied_and_large_enough():
+    assert len(ZOO) >= 60
+    kinds = {"scan", "remat", "moe", "fsdp", "donated", "pallas", "vocab", "v5p8", "train"}
+    assert all(any(k in name for name, _ in ZOO) for k in kinds)
+
+
+@pytest.mark.parametrize(("name", "entry"), ZOO, ids=[n for n, _ in ZOO])
+def test_zoo_static_peak_within_5_percent_of_xla(name, entry):
+    xla = entry["memory_analysis"]
+    (m,) = load(FIXTURES / entry["file"])
+    r = memory(m)
+    assert r.argument_bytes == xla["argument_size_in_bytes"]
+    hbm = (xla["argument_size_in_bytes"] + xla["output_size_in_bytes"] - xla["alias_size_in_bytes"]
+           + xla["temp_size_in_bytes"])
+    error = abs(r.hbm_bytes - hbm) / hbm
+    assert error <= ZOO_OUTSIDE.get(name, 0.05), f"{name}: {r.hbm_bytes} vs XLA {hbm} ({error:.1%})"
 
 
 def test_the_big_temporary_is_what_is_live_at_the_peak():

@@ -29,7 +29,7 @@ SLICING = frozenset({"slice", "dynamic-slice", "gather"})
 # Data movement and bookkeeping: no FLOPs (their bytes are counted by CostModel.memory).
 NO_FLOPS = FREE | SLICING | frozenset({
     "copy", "copy-start", "copy-done", "transpose", "reshape", "broadcast", "concatenate",
-    "pad", "reverse", "iota", "dynamic-update-slice", "scatter", "dynamic-reshape",
+    "pad", "reverse", "iota", "dynamic-update-slice", "dynamic-reshape",
     "all-gather", "all-gather-start", "all-gather-done", "all-to-all", "collective-permute",
     "collective-permute-start", "collective-permute-done", "collective-broadcast",
     "all-reduce-done", "reduce-scatter-done", "ragged-all-to-all", "send", "send-done",

@@ -3,12 +3,17 @@
 A scheduled module (`is_scheduled=true`) lists each computation's instructions in the order
 they run. Every instruction that allocates defines one buffer per array leaf of its result;
 the rest name buffers defined elsewhere: bitcast, get-tuple-element, tuple, opt-barrier,
-add-dependency, a while (its state is updated in place), sort (in place), the `-done` of an async pair (the
-buffer its `-start` allocated), dynamic-update-slice and fusions rooted in one (updated in
-place, as XLA's buffer assignment does), and fusion outputs the dump aliases to an operand
-(`output_to_operand_aliasing`). A buffer lives from the instruction that defines it to the
-last instruction that reads it, through any of those names. A while loop, conditional or
-call adds its callee's own peak at its place in the schedule.
+add-dependency, a while (its state is updated in place), sort (in place, in the same memory
+space), the `-done` of an async pair (the buffer its `-start` allocated), dynamic-update-slice
+and scatter, and each output of a fusion that is one (updated in place, into the operand its
+fused parameter names, as XLA's buffer assignment does; inside a loop body that operand is the
+caller's loop state, so the update allocates nothing), and fusion outputs the dump aliases to
+an operand (`output_to_operand_aliasing`). A result may also take over an operand's buffer
+that dies where it is made (XLA's CanShareOperandBufferWithUser): an elementwise op or an
+all-reduce on an operand of its shape, a loop/input fusion whose fused parameter feeds only
+elementwise ops; one operand per result. A buffer lives from the instruction that defines it
+to the last instruction that reads it, through any of those names. A while loop, conditional
+or call adds its callee's own peak at its place in the schedule.
 
 XLA's `compiled.memory_analysis()` splits HBM into arguments, outputs, the aliased bytes
 between them, and temporaries (`temp_size_in_bytes`: the heap after buffer reuse, i.e. the
@@ -27,9 +32,17 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import attrgetter
 
+from hloscope.cost.sharing import (
+    alias_pairs,
+    in_place,
+    leaf_at,
+    leaf_count,
+    leaf_offset,
+    leaf_offsets,
+    shareable_operands,
+)
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
 from hloscope.ir import Computation, Instruction, Module
-from hloscope.ir.shape import per_shape
 from hloscope.source import source_of
 
 _SAME = frozenset({"bitcast", "opt-barrier", "add-dependency"})
@@ -91,6 +104,7 @@ class _Walk:
         self.values: dict[str, list[int]] = {}  # instruction -> buffer ids of its leaves
         self.inner: dict[int, dict[int, int]] = {}  # step -> callee peak per space
         self.outer = outer  # parameter leaves of a callee: the caller's buffers (not counted)
+        self.sharing: list[tuple[int, int, int]] = []  # (step, operand buffer, result buffer)
 
     def new(self, instr: Instruction, step: int, kind: str = "temp") -> list[int]:
         first = len(self.buffers)
@@ -104,7 +118,7 @@ class _Walk:
         shape = instr.shape
         if not shape.is_tuple or index >= len(shape.elements):
             return []
-        offsets = _offsets(shape)
+        offsets = leaf_offsets(shape)
         return self.values.get(instr.name, [])[offsets[index]:offsets[index + 1]]
 
     def value(self, instr: Instruction, step: int) -> list[int]:
@@ -115,7 +129,7 @@ class _Walk:
             return self._made(instr, step, operands)
         if op == "parameter":
             if self.outer is not None:
-                return [-1] * _count(instr.shape)  # the caller's buffers
+                return [-1] * leaf_count(instr.shape)  # the caller's buffers
             return self.new(instr, step, "argument")
         if op == "constant":
             return self.new(instr, step, "constant")
@@ -153,13 +167,18 @@ class _Walk:
             for k, o in enumerate(operands):
                 self._reuse(ids, k, o)
             return ids
-        if operands and ids and _in_place(instr, self.module):
-            self._reuse(ids, 0, operands[0])  # the first operand's buffer, updated
+        updated = in_place(instr, self.module) if operands and ids else []
+        for leaf, k in updated:  # (the operand's buffer, updated)
+            if leaf < len(ids) and k < len(operands):
+                self._reuse(ids, leaf, operands[k])
+        if updated:
             return ids
         if not instr.may_have("output_to_operand_aliasing"):
+            if len(ids) == 1 and operands:
+                self._may_share(instr, step, ids[0], operands)
             return ids
-        for out_path, operand, _ in _alias_pairs(instr.raw_attr("output_to_operand_aliasing")):
-            leaf = _leaf_offset(instr.shape, out_path)
+        for out_path, operand, _ in alias_pairs(instr.raw_attr("output_to_operand_aliasing")):
+            leaf = leaf_offset(instr.shape, out_path)
             if leaf is not None and leaf < len(ids) and operand < len(operands):
                 self._reuse(ids, leaf, operands[operand])
         return ids
@@ -168,9 +187,44 @@ class _Walk:
         """Result leaf k is written into `operand`'s buffer (when that is one buffer of
         this computation): the buffer made for it holds nothing."""
         alias = self.values.get(operand.name, [])
-        if len(alias) == 1 and alias[0] >= 0:
-            self.buffers[ids[k]].bytes = 0
-            ids[k] = alias[0]
+        if len(alias) != 1:
+            return
+        if alias[0] >= 0 and self.buffers[alias[0]].space != self.buffers[ids[k]].space:
+            return  # (written to another memory space: not in place)
+        self.buffers[ids[k]].bytes = 0  # (-1: a caller's buffer, updated inside a loop body)
+        ids[k] = alias[0]
+
+    def _may_share(self, instr: Instruction, step: int, made: int, operands: list[Instruction]) -> None:
+        """Note the operands whose buffer the result may be written into, as XLA's buffer
+        assignment does when the operand's last use is this instruction (share())."""
+        size, space = self.buffers[made].bytes, self.buffers[made].space
+        for k in shareable_operands(instr, operands, self.module):
+            ids = self.values.get(operands[k].name, [])
+            if len(ids) == 1 and ids[0] >= 0:
+                b = self.buffers[ids[0]]
+                if b.kind == "temp" and b.bytes == size and b.space == space:
+                    self.sharing.append((step, ids[0], made))
+
+    def share(self) -> None:
+        """Results written into an operand's buffer that dies where they are made (XLA's
+        CanShareOperandBufferWithUser: an elementwise op, a loop fusion elementwise on the
+        operand, an all-reduce): one buffer, living from the operand's definition to the
+        result's last use (and an output's buffer, when the result is an output)."""
+        root: dict[int, int] = {}  # buffer id -> the buffer it was merged into
+        taken: set[int] = set()
+        for step, operand, made in self.sharing:
+            while operand in root:
+                operand = root[operand]
+            b, r = self.buffers[operand], self.buffers[made]
+            if operand in taken or made in taken or b.last_use != step or not r.bytes:
+                continue
+            taken.update((operand, made))  # (one operand's buffer per result)
+            if r.kind == "output":
+                b.kind = "in output"  # (its bytes are the output's)
+                continue
+            b.last_use = max(b.last_use, r.last_use)
+            r.bytes = 0
+            root[made] = operand
 
     def _start(self, instr: Instruction, step: int, operands: list[Instruction]) -> list[int]:
         """An async start's tuple: the operands it carries, then what it allocates. copy-start
@@ -180,7 +234,7 @@ class _Walk:
         out: list[int] = []
         k = 0
         for e, element in enumerate(elements):
-            n = _count(element)
+            n = leaf_count(element)
             carried = (e == 1) if instr.opcode == "copy-start" else (e == 0)
             if carried:
                 mine = [b for o in operands for b in self.values.get(o.name, [])]
@@ -222,6 +276,7 @@ class _Walk:
                     self.buffers[b].last_use = end
                     if self.outer is None and self.buffers[b].kind == "temp":
                         self.buffers[b].kind = "output"
+        self.share()
         if self.outer is None:
             self.into_outputs()
 
@@ -304,66 +359,6 @@ def _first_fit(first: int, last: int, runs: list[tuple[int, list[int]]], defined
     return False
 
 
-@per_shape
-def _offsets(shape) -> list[int]:
-    """Where each tuple element's array leaves start among the shape's, then their count."""
-    out = [0]
-    for e in shape.elements:
-        out.append(out[-1] + _count(e))
-    return out
-
-
-@per_shape
-def _count(shape) -> int:
-    """The shape's array leaves (each a buffer)."""
-    return sum(1 for leaf in shape.leaves() if leaf.is_array)
-
-
-def _in_place(instr: Instruction, module: Module) -> bool:
-    """dynamic-update-slice, or a fusion whose root is one: XLA updates the buffer in place."""
-    if instr.opcode == "dynamic-update-slice":
-        return True
-    if instr.opcode != "fusion" or instr.shape.is_tuple:
-        return False
-    callee = module.by_name.get(instr.called_computations[0]) if instr.called_computations else None
-    root = callee.root if callee is not None else None
-    while root is not None and root.opcode == "bitcast" and root.operands:
-        root = callee.by_name.get(root.operands[0])
-    return root is not None and root.opcode == "dynamic-update-slice"
-
-
-_ALIAS = re.compile(r"\{([\d,\s]*)\}:\s*\((\d+),\s*\{([\d,\s]*)\}")
-
-
-def _alias_pairs(raw: str | None) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
-    """(output index, operand or parameter number, its index) of an aliasing list as XLA
-    prints it: a module's `input_output_alias={ {0}: (0, {}, may-alias) }`, a fusion's
-    `output_to_operand_aliasing={{}: (1, {})}`."""
-    def path(text: str) -> tuple[int, ...]:
-        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
-
-    return [(path(o), int(p), path(i)) for o, p, i in _ALIAS.findall(raw or "")]
-
-
-def _leaf_offset(shape, path: tuple[int, ...]) -> int | None:
-    """The position among a shape's array leaves of the (first) leaf at a tuple index."""
-    offset = 0
-    for k in path:
-        if not shape.is_tuple or k >= len(shape.elements):
-            return None
-        offset += _offsets(shape)[k]
-        shape = shape.elements[k]
-    return offset
-
-
-def _leaf(shape, index: tuple[int, ...]):
-    for k in index:
-        if not shape.is_tuple or k >= len(shape.elements):
-            return None
-        shape = shape.elements[k]
-    return shape
-
-
 def memory(module: Module, top: int = 10) -> MemoryReport:
     """The static peak of a module (meaningful on a scheduled module; on another the
     order of its text is taken as the schedule, and `scheduled` says so)."""
@@ -382,10 +377,13 @@ def memory(module: Module, top: int = 10) -> MemoryReport:
     report.output_bytes += report.alias_bytes  # XLA counts an output that is an argument in both
     # outputs the module header gives an argument's buffer (donation): in both, once in HBM
     params = {p.parameter_number: p for p in module.entry.parameters}
-    for out_index, number, index in _alias_pairs(str(module.attrs.get("input_output_alias", ""))):
+    for out_index, number, index in alias_pairs(str(module.attrs.get("input_output_alias", ""))):
         param = params.get(number)
-        leaf = _leaf(param.shape, index) if param is not None else None
-        out_leaf = _leaf(root.shape, out_index) if root is not None else None
+        leaf = leaf_at(param.shape, index) if param is not None else None
+        out_leaf = leaf_at(root.shape, out_index) if root is not None else None
+        at = leaf_offset(root.shape, out_index) if root is not None else None
+        if at is not None and at < len(root_ids) and root_ids[at] in aliased:
+            continue  # (the root hands the argument's own buffer back: counted above)
         if leaf is not None and out_leaf is not None and leaf.is_array:
             report.alias_bytes += array_memory(leaf).padded_bytes
     if root is not None and root.shape.is_tuple and has_tiled_layouts(module):

@@ -219,6 +219,14 @@ class CostModel:
                 trips = 1
             for name in (cond, body):
                 c.add(self.computation_compute(name), trips)
+        elif op == "scatter":
+            # XLA: each update element combined once by the scatter's computation
+            shapes = self.operand_shapes(instr)
+            n = max(1, (len(shapes) - 1) // 2)  # (inputs..., indices, updates...)
+            updates = shapes[n + 1] if len(shapes) > n + 1 else None
+            reducer = self.computation_compute(instr.called_computations[0]) if instr.called_computations else Cost()
+            c.flops = (elements(updates) if updates is not None else 0) * reducer.flops
+            c.transcendentals = (elements(updates) if updates is not None else 0) * reducer.transcendentals
         elif op == "sort":
             # XLA: n log2(n) comparisons over all elements of the (first) operand
             shapes = self.operand_shapes(instr)

@@ -124,16 +124,18 @@ def compute_peak(model: CostModel, chip: Chip, instr: Instruction) -> float:
 
 
 def _estimated_cycles(instr: Instruction) -> int | None:
-    """The TPU compiler's own estimate: backend_config[.window_config].estimated_cycles."""
+    """The TPU compiler's own estimate: backend_config[.window_config].estimated_cycles
+    (None where it printed none, or its "no estimate" sentinel near 2^63)."""
     config = instr.config_with("estimated_cycles")
     if not isinstance(config, dict):
         return None
     for holder in (config, config.get("window_config")):
         if isinstance(holder, dict) and "estimated_cycles" in holder:
             try:
-                return int(holder["estimated_cycles"])
+                cycles = int(holder["estimated_cycles"])
             except (TypeError, ValueError):
                 return None
+            return cycles if 0 <= cycles < 1 << 62 else None
     return None
 
 

@@ -1,0 +1,53 @@
+"""The static HBM peak beside XLA's own memory_analysis() over every TPU compile in fixtures/
+(the memory zoo, fixtures/zoo.py, and the rest): argument + output - alias + temp, per program,
+with the error, worst first. tests/test_memory.py holds each within 5%.
+
+    python3 bench/memory_zoo.py          # the table (markdown)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hloscope.cost.liveness import memory  # noqa: E402
+from hloscope.parser import load  # noqa: E402
+
+
+def rows() -> list[dict]:
+    manifest = json.loads((ROOT / "fixtures" / "manifest.json").read_text())
+    out = []
+    for name, e in sorted(manifest.items()):
+        xla = e.get("memory_analysis")
+        if not xla or e["platform"] != "tpu":
+            continue
+        (m,) = load(ROOT / "fixtures" / e["file"])
+        r = memory(m)
+        want = (xla["argument_size_in_bytes"] + xla["output_size_in_bytes"] - xla["alias_size_in_bytes"]
+                + xla["temp_size_in_bytes"])
+        out.append({"program": name, "xla": want, "ours": r.hbm_bytes, "xla_temp": xla["temp_size_in_bytes"],
+                    "ours_temp": r.temp_peak_bytes, "error": (r.hbm_bytes - want) / want if want else 0.0})
+    return out
+
+
+def main() -> int:
+    data = sorted(rows(), key=lambda d: -abs(d["error"]))
+    mib = 1 << 20
+    print("| program | XLA: arg + out - alias + temp (temp) | hloscope (temp) | error |")
+    print("| --- | --- | --- | --- |")
+    for d in data:
+        print(f"| {d['program']} | {d['xla'] / mib:,.2f} MiB ({d['xla_temp'] / mib:,.2f}) | "
+              f"{d['ours'] / mib:,.2f} MiB ({d['ours_temp'] / mib:,.2f}) | {d['error']:+.2%} |")
+    zoo = [d for d in data if d["program"].startswith("zoo_")]
+    within = sum(1 for d in zoo if abs(d["error"]) <= 0.05)
+    print(f"\nzoo: {within} of {len(zoo)} within 5%; all TPU compiles: "
+          f"{sum(1 for d in data if abs(d['error']) <= 0.05)} of {len(data)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""When XLA's buffer assignment writes a result into an operand's buffer (hloscope.cost.liveness
+uses these rules): in place (dynamic-update-slice, scatter, and each fusion output that is one,
+into the operand its fused parameter names), and operand sharing (XLA's
+CanShareOperandBufferWithUser: an elementwise op or all-reduce on an operand of its shape, a
+loop/input fusion whose fused parameter feeds only elementwise ops)."""
+
+from __future__ import annotations
+
+import re
+
+from hloscope.cost.flops import ELEMENTWISE, TRANSCENDENTAL
+from hloscope.ir import Computation, Instruction, Module
+from hloscope.ir.shape import per_shape
+
+UPDATES = frozenset({"dynamic-update-slice", "scatter"})
+_ELEMENTWISE = ELEMENTWISE | TRANSCENDENTAL
+_SHARE_OPS = _ELEMENTWISE | {"all-reduce"}
+_INSIDE = _ELEMENTWISE | {"bitcast", "copy"}
+
+
+def shareable_operands(instr: Instruction, operands: list[Instruction], module: Module) -> list[int]:
+    """Operand numbers whose buffer `instr`'s result may take over, by XLA's rule: the op is
+    elementwise (or an all-reduce) on an operand of the result's shape, or a loop/input fusion
+    whose fused parameter only feeds elementwise ops of its shape."""
+    dims = instr.shape.dims if instr.shape.is_array else None
+    if dims is None:
+        return []
+    same = [k for k, o in enumerate(operands) if o.shape.is_array and o.shape.dims == dims]
+    if instr.opcode in _SHARE_OPS:
+        return same
+    if instr.opcode != "fusion" or not same or not instr.called_computations:
+        return []
+    kind = str(instr.attr("kind") or "")
+    if kind not in ("kLoop", "kInput"):
+        return []
+    callee = module.by_name.get(instr.called_computations[0])
+    if callee is None:
+        return []
+    params = {int(p.attr("parameter_number") or 0): p for p in callee.instructions if p.opcode == "parameter"}
+    users: dict[str, list[Instruction]] = {}
+    for i in callee.instructions:
+        for o in i.operands:
+            users.setdefault(o, []).append(i)
+    out = []
+    for k in same:
+        p = params.get(k)
+        if p is not None and users.get(p.name) and all(
+                u.opcode in _INSIDE and u.shape.is_array and u.shape.dims == dims for u in users[p.name]):
+            out.append(k)
+    return out
+
+
+def in_place(instr: Instruction, module: Module) -> list[tuple[int, int]]:
+    """(result leaf, operand number) pairs XLA updates in place: a dynamic-update-slice or
+    scatter writes into its first operand; a fusion does so for each output that is one
+    (through bitcasts), into the fusion operand its fused parameter names."""
+    if instr.opcode in UPDATES:
+        return [(0, 0)] if not instr.shape.is_tuple else []
+    if instr.opcode != "fusion" or not instr.called_computations:
+        return []
+    callee = module.by_name.get(instr.called_computations[0])
+    root = callee.root if callee is not None else None
+    if root is None:
+        return []
+    outputs = ([callee.by_name.get(o) for o in root.operands] if root.opcode == "tuple" else [root])
+    offsets = leaf_offsets(instr.shape) if root.opcode == "tuple" else [0, 1]
+    pairs = []
+    for e, out in enumerate(outputs):
+        out = _through_bitcasts(callee, out)
+        if out is None or out.opcode not in UPDATES or not out.operands or e + 1 >= len(offsets) \
+                or offsets[e + 1] - offsets[e] != 1:
+            continue
+        target = _through_bitcasts(callee, callee.by_name.get(out.operands[0]))
+        if target is not None and target.opcode == "parameter":
+            pairs.append((offsets[e], int(target.attr("parameter_number") or 0)))
+    return pairs
+
+
+def _through_bitcasts(comp: Computation, instr: Instruction | None) -> Instruction | None:
+    while instr is not None and instr.opcode == "bitcast" and instr.operands:
+        instr = comp.by_name.get(instr.operands[0])
+    return instr
+
+
+def leaf_offsets(shape) -> list[int]:
+    """Where each tuple element's array leaves start among the shape's, then their count."""
+    out = [0]
+    for e in shape.elements:
+        out.append(out[-1] + leaf_count(e))
+    return out
+
+
+@per_shape
+def leaf_count(shape) -> int:
+    """The shape's array leaves (each a buffer)."""
+    return sum(1 for leaf in shape.leaves() if leaf.is_array)
+
+
+_ALIAS = re.compile(r"\{([\d,\s]*)\}:\s*\((\d+),\s*\{([\d,\s]*)\}")
+
+
+def alias_pairs(raw: str | None) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
+    """(output index, operand or parameter number, its index) of an aliasing list as XLA
+    prints it: a module's `input_output_alias={ {0}: (0, {}, may-alias) }`, a fusion's
+    `output_to_operand_aliasing={{}: (1, {})}`."""
+    def path(text: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
+
+    return [(path(o), int(p), path(i)) for o, p, i in _ALIAS.findall(raw or "")]
+
+
+def leaf_offset(shape, path: tuple[int, ...]) -> int | None:
+    """The position among a shape's array leaves of the (first) leaf at a tuple index."""
+    offset = 0
+    for k in path:
+        if not shape.is_tuple or k >= len(shape.elements):
+            return None
+        offset += leaf_offsets(shape)[k]
+        shape = shape.elements[k]
+    return offset
+
+
+def leaf_at(shape, index: tuple[int, ...]):
+    for k in index:
+        if not shape.is_tuple or k >= len(shape.elements):
+            return None
+        shape = shape.elements[k]
+    return shape
