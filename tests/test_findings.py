@@ -184,7 +184,21 @@ def test_split_dot_never_groups_dots_that_feed_each_other(path):
 
 
 def test_huge_intermediate_bytes_are_the_tensor_itself():
-    (f,) = lint_files([FIXTURES / "rules" / "H011" / "naive_attention_v5e.hlo.txt"],
+    """The naive attention writes two [8, 8192, 8192] f32 score tensors to HBM: the scores
+    (a fusion of its own) and exp(scores - max) (output 1 of a two-output fusion)."""
+    found = lint_files([FIXTURES / "rules" / "H011" / "naive_attention_v5e.hlo.txt"],
+                       LintOptions(chip="v5e", select=["H011"])).findings
+    assert len(found) == 2
+    for f in found:
+        assert f.evidence["shape"].startswith("f32[8,8192,8192]")
+        assert f.evidence["bytes"] == 8 * 8192 * 8192 * 4
+    assert sorted(str(f.evidence["output_index"]) for f in found) == ["1", "None"]
+
+
+def test_huge_intermediate_in_a_multi_output_fusion():
+    """Loss and accuracy over [4096, 32768] logits: one fusion writes them as f32 (output 1)
+    and bf16 (output 2); reported once, at the larger (4096 * 32768 * 4 bytes)."""
+    (f,) = lint_files([FIXTURES / "rules" / "H011" / "loss_and_accuracy_v5e.hlo.txt"],
                       LintOptions(chip="v5e", select=["H011"])).findings
-    assert f.evidence["shape"].startswith("f32[8,8192,8192]")
-    assert f.evidence["bytes"] == 8 * 8192 * 8192 * 4
+    assert f.evidence["output_index"] == 1 and f.evidence["bytes"] == 4096 * 32768 * 4
+    assert "output 2 too" in f.message

@@ -160,3 +160,15 @@ def test_t001_bounds_an_f32_matmul_at_default_precision_as_one_bf16_pass():
     (found,) = report.findings
     assert found.evidence["flops"] == 2 * 512**3
     assert found.evidence["roofline_seconds"] == pytest.approx(3 * 512 * 512 * 4 / 819e9)
+
+
+def test_h001_help_knows_whether_the_input_is_donated():
+    """Real CPU compiles: an input donated and also returned unchanged is still copied; the
+    help must not ask to donate it. The scan carry's copy comes from a parameter that is not
+    donated: there donation is the advice."""
+    donated = lint_files([RULE_DIR / "H001" / "donated_return_old_cpu.hlo.txt"],
+                         LintOptions(select=["H001"])).findings
+    assert donated and all("donate" not in f.help.lower() for f in donated)
+    assert all("input_output_alias" in f.help for f in donated)
+    plain = lint_files([RULE_DIR / "H001" / "scan_carry_cpu.hlo.txt"], LintOptions(select=["H001"])).findings
+    assert any("donate_argnums" in f.help for f in plain)

@@ -60,8 +60,40 @@ class DefensiveCopy(InstructionRule):
             evidence={"operand": instr.operands[0], "shape": dst.text(), "bytes": nbytes,
                       "trips": trips},
             cost=cost,
-            help="Find why XLA needs a second buffer: a value both returned and updated, a loop "
-                 "carry that is also read after the loop, or a non-donated input that is "
-                 "updated in place. Donate the input (donate_argnums) or restructure so one "
-                 "buffer suffices.",
+            help=_help(ctx, instr),
         )
+
+
+def _help(ctx: RuleContext, instr: Instruction) -> str:
+    """Advice that knows where the copied value comes from: an input already donated (the
+    module's input_output_alias), an input not donated, or a value made in the program."""
+    from hloscope.cost.sharing import alias_pairs
+
+    number = _entry_parameter(ctx, instr)
+    donated = {n for _, n, _ in alias_pairs(str(ctx.module.attrs.get("input_output_alias", "")))}
+    why = ("Find why XLA needs a second buffer: a value both returned and updated, or a loop "
+           "carry that is also read after the loop.")
+    if number is None:
+        return why + " Restructure so one buffer suffices (return the updated value only)."
+    if number in donated:
+        return (f"Parameter {number} already aliases an output (input_output_alias): this copy is "
+                f"not for want of buffer reuse. " + why + " Return only the updated value (not the "
+                "input as well), or read what you need of the input before updating it.")
+    return (f"Parameter {number} is not donated: XLA copies it before updating it in place. "
+            f"Donate it (donate_argnums) if the caller does not need it afterwards, or " + why[0].lower()
+            + why[1:])
+
+
+def _entry_parameter(ctx: RuleContext, instr: Instruction) -> int | None:
+    """The entry parameter number the copied value is (through bitcasts and tuples), if any."""
+    comp = ctx.module.entry
+    if comp is None or instr.computation != comp.name or not instr.operands:
+        return None
+    source = comp.by_name.get(instr.operands[0])
+    for _ in range(16):
+        if source is None or source.opcode not in ("bitcast", "copy", "get-tuple-element") or not source.operands:
+            break
+        source = comp.by_name.get(source.operands[0])
+    if source is not None and source.opcode == "parameter":
+        return int(source.attr("parameter_number") or 0)
+    return None

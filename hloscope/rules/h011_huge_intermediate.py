@@ -15,6 +15,9 @@ from hloscope.rules.registry import register
 from hloscope.stage import AFTER
 
 
+_MULTI_OUTPUT = frozenset({"fusion", "custom-call"})
+
+
 @register
 class HugeIntermediate(ModuleRule):
     """A [.., S, S] attention score or [.., vocab] logits buffer the program writes to HBM."""
@@ -40,16 +43,25 @@ class HugeIntermediate(ModuleRule):
                 continue  # inside a fusion a value stays on chip
             largest = max((_bytes(p.shape) for p in comp.parameters), default=0)
             for instr in comp.instructions:
-                if instr.opcode in ALIASING or instr.opcode == "parameter" or not instr.shape.is_array:
+                if instr.opcode in ALIASING or instr.opcode == "parameter":
                     continue
-                shape = instr.shape
-                kind = self._kind(shape)
-                if kind is None:
+                if instr.shape.is_array:
+                    arrays = [(None, instr.shape)]
+                elif instr.opcode in _MULTI_OUTPUT:  # each array a multi-output op writes
+                    arrays = [(k, e) for k, e in enumerate(instr.shape.elements) if e.is_array]
+                else:
                     continue
-                nbytes = _bytes(shape)
-                if nbytes < threshold or nbytes < self.options.min_ratio * max(largest, 1):
-                    continue
-                yield self._report(ctx, instr, shape, kind, nbytes, largest, hbm)
+                found = []
+                for index, shape in arrays:
+                    kind = self._kind(shape)
+                    nbytes = _bytes(shape) if kind else 0
+                    if kind and nbytes >= threshold and nbytes >= self.options.min_ratio * max(largest, 1):
+                        found.append((nbytes, index, shape, kind))
+                if found:  # (one finding per instruction: its largest such output)
+                    nbytes, index, shape, kind = max(found, key=lambda f: f[0])
+                    yield self._report(ctx, instr, shape, kind, nbytes, largest, hbm, index,
+                                       len(instr.shape.elements) if index is not None else 0,
+                                       [f[1] for f in found if f[1] != index])
 
     def _kind(self, shape: Shape) -> str | None:
         dims = shape.dims
@@ -60,7 +72,8 @@ class HugeIntermediate(ModuleRule):
         return None
 
     def _report(self, ctx: RuleContext, instr: Instruction, shape: Shape, kind: str, nbytes: int,
-                largest: int, hbm: int) -> Finding:
+                largest: int, hbm: int, index: int | None = None, outputs: int = 0,
+                others: list | None = None) -> Finding:
         users = ctx.users(instr)
         traffic = padded_bytes(shape) * (1 + max(len(users), 1))  # written once, read by each user
         cost: dict[str, float] = {"bytes_wasted": float(traffic)}
@@ -78,12 +91,16 @@ class HugeIntermediate(ModuleRule):
             fix = ("Compute the loss in chunks over the batch/sequence (jax.lax.map or a scan "
                    "over token blocks, recomputing logits in the backward pass) or with a "
                    "fused cross-entropy kernel, so the full logits never sit in HBM.")
+        where = "" if index is None else f" (output {index} of its {outputs}"
+        if others:
+            where += f"; output{'s' if len(others) > 1 else ''} {', '.join(map(str, others))} too"
+        where += ")" if index is not None else ""
         return self.finding(
             ctx, instr,
-            f"%{instr.name} materializes {what} {shape}: {human_bytes(nbytes)} in HBM "
+            f"%{instr.name} materializes {what} {shape}{where}: {human_bytes(nbytes)} in HBM "
             f"({nbytes / hbm * 100:.1f}% of {human_bytes(hbm)}, {nbytes / max(largest, 1):.0f}x the "
             f"largest input), {human_bytes(traffic)} of HBM traffic to write and read it{est}",
-            evidence={"kind": kind, "shape": shape.text(), "bytes": nbytes,
+            evidence={"kind": kind, "shape": shape.text(), "bytes": nbytes, "output_index": index,
                       "traffic_bytes": traffic, "largest_parameter_bytes": largest,
                       "users": [u.name for u in users]},
             cost=cost, help=fix)
