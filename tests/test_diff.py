@@ -79,3 +79,18 @@ def test_the_html_report_carries_the_comparison(tmp_path):
     html = out.read_text()
     assert f"Compared with {BF16}" in html and "+100.0%</td>" in html  # bytes doubled
     assert "New findings:" in html and "<code>H010</code>" in html
+
+
+def test_a_finding_whose_layout_moved_is_neither_new_nor_fixed(tmp_path):
+    """The real scan-carry compile (H001 fires on its copies) beside the same text with every
+    2-D layout flipped to column-major (DERIVED here, only layouts changed): the findings are
+    the same ones, so the diff has none new or fixed, and the findings gate holds."""
+    real = FIXTURES / "rules" / "H001" / "scan_carry_cpu.hlo.txt"
+    moved = tmp_path / "scan_carry_column_major.hlo.txt"
+    moved.write_text(real.read_text().replace("{1,0}", "{0,1}"))
+    code, doc = _diff(real, moved, "--fail-if", "findings>+0")
+    (p,) = doc["pairs"]
+    assert p["findings_new"] == [] and p["findings_fixed"] == []
+    assert code == 0
+    new = {f["fingerprint"] for f in p["findings_new"]}
+    assert not new & {f["fingerprint"] for f in p["findings_fixed"]}

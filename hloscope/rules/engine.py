@@ -52,6 +52,16 @@ def _measured(f: Finding, trace) -> Finding:
     return replace(f, cost=cost)
 
 
+_LAYOUT = re.compile(r"(?<=\])\{[^{}]*\}")  # a layout printed after a shape's dims
+
+
+def _bare(shape) -> str:
+    """A shape's element types and dimensions, without layouts."""
+    if shape.is_tuple:
+        return "(" + ", ".join(_bare(e) for e in shape.elements) + ")"
+    return f"{shape.element_type}[{','.join(map(str, shape.dims))}]"
+
+
 def identify(f: Finding, module: Module) -> Finding:
     """The finding, given its fingerprint and its instruction's source (hloscope.source)."""
     comp = module.by_name.get(f.computation)
@@ -62,12 +72,13 @@ def identify(f: Finding, module: Module) -> Finding:
     else:
         source = source_of(instr, module)
         by_name = comp.by_name
-        operands = [by_name[o].shape_text for o in instr.operands if o in by_name]
-        # the message without names and numbers: two findings of one rule on one
-        # instruction (a kernel's input and output block) stay apart
-        gist = _NAMES_AND_NUMBERS.sub("#", f.message)
+        operands = [_bare(by_name[o].shape) for o in instr.operands if o in by_name]
+        # the message without layouts, names and numbers: two findings of one rule on one
+        # instruction (a kernel's input and output block) stay apart, and a layout that moved
+        # (a relayout elsewhere, another tiling) leaves the finding the same one
+        gist = _NAMES_AND_NUMBERS.sub("#", _LAYOUT.sub("", f.message))
         pattern = source.pattern()
-        parts = [f.code, instr.opcode, instr.shape_text, *operands, pattern, gist]
+        parts = [f.code, instr.opcode, _bare(instr.shape), *operands, pattern, gist]
         if not pattern:  # nothing from the program: the callees' opcodes tell apart
             parts += [i.opcode for c in instr.called_computations if c in module.by_name
                       for i in module[c].instructions]
