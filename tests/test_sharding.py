@@ -141,3 +141,15 @@ def test_sharding_text_output():
     res = CliRunner().invoke(app, ["sharding", str(FIXTURES / "tpu" / "scaling_book_v5p.hlo.txt")])
     assert "16 group(s) of 8" in res.stdout and "first group [0, 16, 32, 48, 64, 80, 96, 112]" in res.stdout
     assert "from %param.1: bf16[32768,1024] of bf16[32768,8192]" in res.stdout
+
+
+def test_an_all_reduce_kept_one_nth_is_a_reduce_scatter():
+    """psum_scatter over 8 devices, compiled for v5p: XLA prints an all-reduce of the
+    bf16[4096,4096] partial product and a dynamic-slice fusion keeping bf16[512,4096] of it.
+    It is one reduce-scatter: a ring moves 7/8 of the 32 MiB operand per device (an
+    all-reduce would move twice that)."""
+    (m,) = load(FIXTURES / "tpu" / "reduce_scatter_v5p.hlo.txt")
+    _, (c,) = analyze(m, get_chip("v5p"))
+    assert c.opcode == "reduce-scatter" and c.scattered_by
+    assert c.moved_bytes == 7 / 8 * 4096 * 4096 * 2
+    assert c.est_seconds == pytest.approx(c.moved_bytes / (2 * 90e9))

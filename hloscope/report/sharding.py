@@ -19,7 +19,8 @@ def sharding_text(results: list[tuple], per_axis: list[dict], groups: bool) -> s
         for c in cs:
             mode = (f"async, {c.overlap_instructions} ops overlap" if c.is_async else "sync")
             est = human_seconds(c.est_seconds, 3) if c.est_seconds else "-"
-            out.append(f"  {c.instruction}: {c.opcode} over {c.axis}, {c.num_groups} group(s) of "
+            fused = f" (all-reduce + %{c.scattered_by}, fused by XLA)" if c.scattered_by else ""
+            out.append(f"  {c.instruction}: {c.opcode}{fused} over {c.axis}, {c.num_groups} group(s) of "
                        f"{c.group_size}, {human_bytes(c.bytes, 2)}/device -> "
                        f"{human_bytes(c.moved_bytes, 2)} moved, ~{est}, {mode}")
             out.append(f"      global shape {c.global_shape}; first group {c.groups[0] if c.groups else []}")

@@ -76,6 +76,7 @@ class Collective:
     column: int = 0
     clones: list[str] = field(default_factory=list)  # the copies inside fusions, if cloned
     continuations: list[str] = field(default_factory=list)  # a cloned chain's middle fusions
+    scattered_by: str = ""  # an all-reduce whose one user keeps 1/n of it: a reduce-scatter
 
     _sources: list[dict] | None = field(default=None, repr=False, compare=False)
 
@@ -230,6 +231,26 @@ def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostMod
     return count, flops
 
 
+def _scattered_by(module: Module, comp: Computation, instr: Instruction, n: int,
+                  positions: _Positions) -> str:
+    """The user that keeps 1/n of an all-reduce's result (a dynamic-slice, or a fusion rooted
+    in one): TPU compiles a reduce-scatter so, and fuses the pair into one reduce-scatter
+    (XProf's "all-reduce-scatter fusion"); "" otherwise."""
+    users = positions.users_of(comp, instr.name)
+    if len(users) != 1 or n < 2 or not instr.shape.is_array:
+        return ""
+    user = users[0]
+    root = user
+    if user.opcode == "fusion" and user.called_computations:
+        callee = module.by_name.get(user.called_computations[0])
+        root = callee.root if callee is not None else None
+        while root is not None and root.opcode == "bitcast" and root.operands:
+            root = callee.by_name.get(root.operands[0])
+    if root is None or root.opcode != "dynamic-slice" or not user.shape.is_array:
+        return ""
+    return user.name if user.shape.num_elements * n == instr.shape.num_elements else ""
+
+
 def _sized(op: str, n: int, instr: Instruction, operands: list[Shape]) -> tuple[int, int, float, str]:
     """(operand bytes, result bytes, bytes moved per device, global shape as the operands
     and result show it) of a collective over groups of n."""
@@ -302,6 +323,8 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             axis = ""
         operands = model.operand_shapes(instr)
         n = len(groups[0]) if groups and op != "collective-permute" else 2
+        scattered_by = _scattered_by(module, comp, instr, n, positions) if op == "all-reduce" else ""
+        op = "reduce-scatter" if scattered_by else op
         # (a layer's collectives repeat the last layer's shapes: sized once per signature)
         key = (op, instr.opcode, n, id(instr.shape), *map(id, operands))
         sized = sizes.get(key)
@@ -343,6 +366,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             est_seconds=(moved / (2 * chip.ici_bandwidth)) if chip and chip.ici_bandwidth else None,
             overlap_instructions=overlap[0], overlap_flops=overlap[1],
             line=named.line, column=named.column, clones=clones, continuations=continuations,
+            scattered_by=scattered_by,
         ))
     if not mesh.axes:
         mesh.axes = infer_mesh(devices, factors_seen)
