@@ -61,15 +61,19 @@ def is_dump_dir(path: Path) -> bool:
 
 
 def scan(path: Path) -> list[DumpModule]:
-    """The modules of a dump directory (not recursive: XLA writes one flat folder), by id."""
-    modules: dict[str, DumpModule] = {}
+    """The modules of a dump directory (not recursive: XLA writes one flat folder), by id and
+    name: XLA's backends number their modules apart, so a TPU program and a CPU helper
+    compiled in the same process (a PRNG key, an initialiser) may both be module_0000."""
+    modules: dict[tuple[str, str], DumpModule] = {}
     for p in sorted(path.iterdir()):
         m = _MODULE.match(p.name)
         if not m or not p.is_file():
             continue
         mid, rest = m.groups()
         name, what = _split_name(rest)
-        mod = modules.setdefault(mid, DumpModule(mid, name))
+        if not what:
+            continue  # (LLVM IR, object files, compiler metadata: no module text or report)
+        mod = modules.setdefault((mid, name), DumpModule(mid, name))
         if what in OPTION_FILES:
             mod.options[what] = p
             continue

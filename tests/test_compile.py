@@ -88,3 +88,36 @@ def test_bad_requests_are_said_plainly(tmp_path, monkeypatch):
     monkeypatch.setattr("hloscope.compile.have_libtpu", lambda: False)
     result = runner.invoke(app, ["compile", f"{MLP}:train_step", "--args", "f32[8]", "-o", str(tmp_path)])
     assert result.exit_code == 2 and "pip install 'hloscope[tpu]'" in result.output
+
+
+_WITH_HELPERS = '''
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+def step(w, x):
+    return jnp.tanh(x @ w)
+
+def args(mesh):
+    key = jax.random.key(0)                                  # compiles PRNG helpers
+    w = jax.random.normal(key, (512, 512), jnp.bfloat16)     # and an initialiser
+    rep = NamedSharding(mesh, P())
+    return (jax.ShapeDtypeStruct(w.shape, w.dtype, sharding=rep),
+            jax.ShapeDtypeStruct((128, 512), jnp.bfloat16, sharding=rep))
+'''
+
+
+@needs_libtpu
+def test_compile_lints_only_the_function_named(tmp_path):
+    """The args function compiles helper programs (PRNG, initialiser) into the same dump
+    folder: lint reports on jit_step alone and says which others were compiled."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(_WITH_HELPERS)
+    out = tmp_path / "dump"
+    result = runner.invoke(app, ["compile", f"{prog}:step", "--topology", "v5e:2x2", "--mesh", "x:4",
+                                 "--args-from", f"{prog}:args", "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    linted = [line for line in result.output.splitlines() if ": HloModule " in line]
+    assert linted and all("HloModule jit_step," in line for line in linted), linted
+    assert "also compiled (not linted):" in result.output
+    whole = json.loads(runner.invoke(app, ["lint", str(out), "--format", "json", "--exit-zero"]).stdout)
+    assert len(whole["modules"]) > 1  # the helpers' dumps stay in the folder

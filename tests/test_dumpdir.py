@@ -83,3 +83,21 @@ def test_lint_passes_lists_the_pass_dumps_in_order():
     seqs = [int(x.split()[0]) for x in listed if x[:4].isdigit()]
     assert seqs == sorted(seqs) and len(seqs) == len(list(PASSES.glob("*.jit_f.0*.txt")))
     assert listed[0] == "before_optimizations" and listed[-1] == "after_optimizations"
+
+
+def test_modules_of_two_backends_with_one_id_stay_apart(tmp_path):
+    """XLA numbers each backend's modules from 0: a TPU program and a CPU helper compiled in
+    one process are both module_0000 (seen in hloscope compile's folders). File names as XLA
+    writes them (contents irrelevant here)."""
+    from hloscope.dumpdir import scan
+
+    for name in ("module_0000.jit_stage.cpu_after_optimizations.txt",
+                 "module_0000.jit_stage.before_optimizations.txt",
+                 "module_0000.jit_step.cl_1.after_optimizations.txt",
+                 "module_0000.jit_step.cl_1.before_optimizations.txt",
+                 "module_0004.jit__normal.obj-file.xor_fusion_kernel_module.o"):
+        (tmp_path / name).write_text("HloModule x\n")
+    found = {m.name: m for m in scan(tmp_path)}
+    assert set(found) == {"jit_stage", "jit_step.cl_1"}
+    assert found["jit_step.cl_1"].text().name == "module_0000.jit_step.cl_1.after_optimizations.txt"
+    assert found["jit_stage"].text().name == "module_0000.jit_stage.cpu_after_optimizations.txt"

@@ -58,4 +58,26 @@ def compile(  # noqa: A001 - the command's name
     if lint:
         from hloscope.cli.lint import lint as lint_command
 
-        lint_command([output])
+        lint_command(_own_modules(output, done["module"]))
+
+
+def _own_modules(folder, module: str) -> list:
+    """The after-optimization text(s) of the function compiled (module `jit_<name>`), not the
+    helper programs its argument function compiled (PRNG keys, initialisers); says which
+    others the folder holds (their dumps stay there, for `hloscope lint FOLDER`)."""
+    import re
+
+    from hloscope.dumpdir import scan
+
+    mine, others = [], []
+    for m in scan(folder):
+        text = m.text()
+        if text is None:
+            continue
+        # (the module's name as its after-optimizations file states it)
+        name = re.sub(r"(\.cl_\d+)?\.(\w+_)?after_optimizations\.txt$", "", text.name.split(".", 1)[-1])
+        (mine if name == module else others).append((name, text))
+    if others:
+        typer.echo(f"also compiled (not linted): {', '.join(sorted({n for n, _ in others}))}; "
+                   f"`hloscope lint {folder}` lints them all", err=True)
+    return [text for _, text in mine] or [folder]
