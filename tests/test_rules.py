@@ -172,3 +172,19 @@ def test_h001_help_knows_whether_the_input_is_donated():
     assert all("input_output_alias" in f.help for f in donated)
     plain = lint_files([RULE_DIR / "H001" / "scan_carry_cpu.hlo.txt"], LintOptions(select=["H001"])).findings
     assert any("donate_argnums" in f.help for f in plain)
+
+
+def test_no_tpu_words_on_cpu_or_gpu_modules():
+    """Every real CPU compile among the fixtures and the corpus's GPU test modules, linted with
+    every rule: no message or help speaks of the MXU, ICI or VMEM (TPU parts)."""
+    import re
+
+    from conftest import CORPUS
+
+    paths = sorted(FIXTURES.glob("**/*cpu*.hlo.txt"))
+    paths += sorted((CORPUS / "gpu" / "xla-tests").glob("*.hlo")) if (CORPUS / "gpu").is_dir() else []
+    report = lint_files(paths, LintOptions(select=["ALL"]))
+    words = re.compile(r"\bMXU\b|\bICI\b|\bVMEM\b|TensorCore")
+    said = [(f.file, f.code, f.message + " " + f.help) for f in report.findings
+            if words.search(f.message + " " + f.help)]
+    assert len(paths) > 20 and not said, said[:3]

@@ -119,6 +119,16 @@ class RuleContext:
         return self.module.fusion_computations()
 
     @cached_property
+    def platform(self) -> str:
+        """"tpu", "gpu" or "cpu": the chip's (known or assumed), else what the module shows."""
+        chip = self.chip or self.assumed_chip
+        if chip is not None:
+            return chip.platform
+        from hloscope.cost.chips import platform_of
+
+        return platform_of(self.module) or "tpu"
+
+    @cached_property
     def is_tpu(self) -> bool:
         """TPU output: the chip says so, or the layouts carry TPU tiles."""
         if self.chip is not None:

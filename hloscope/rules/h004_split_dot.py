@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from hloscope.ir import Instruction
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
-from hloscope.rules.helpers import contains_matmul
+from hloscope.rules.helpers import contains_matmul, matmul_unit
 from hloscope.rules.registry import register
 
 
@@ -98,8 +98,8 @@ class SplitDot(ModuleRule):
                     f"same-shaped weights: one matmul on the concatenated weights would do",
                     evidence={"shared_operand": operand, "matmuls": [u.name for u in users]},
                     help="Concatenate the weights (e.g. W_qkv = [W_q | W_k | W_v]) and split "
-                         "the result: one large matmul keeps the MXU busier than several "
-                         "narrow ones and reads the shared operand once.",
+                         f"the result: one large matmul keeps {matmul_unit(ctx)} busier than "
+                         "several narrow ones and reads the shared operand once.",
                 )
 
     def _over_budget(self, ctx: RuleContext) -> Iterator[Finding]:

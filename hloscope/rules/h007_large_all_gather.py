@@ -36,7 +36,7 @@ class LargeAllGather(ModuleRule):
             yield self.finding(
                 ctx, collective_instruction(ctx, c),
                 f"%{c.instruction} gathers {human_bytes(c.result_bytes)} ({what}) onto every one "
-                f"of {c.group_size} devices over axis {c.axis}{ici_time(c)}",
+                f"of {c.group_size} devices over axis {c.axis}{ici_time(c, ctx)}",
                 evidence={"result_bytes": c.result_bytes, "shard_bytes": c.bytes,
                           "group_size": c.group_size, "axis": c.axis, "sources": c.sources},
                 cost=cost,

@@ -132,8 +132,15 @@ def collective_instruction(ctx: RuleContext, c) -> Instruction:
     return ctx.module[c.computation][c.instruction]
 
 
-def ici_time(c) -> str:
-    return f", ~{human_seconds(c.est_seconds)} on ICI" if c.est_seconds else ""
+def ici_time(c, ctx: RuleContext | None = None) -> str:
+    """", ~5.83 us on ICI" (NVLink on a GPU module, links on a CPU one)."""
+    word = {"tpu": "ICI", "gpu": "NVLink"}.get(ctx.platform if ctx is not None else "tpu", "the links")
+    return f", ~{human_seconds(c.est_seconds)} on {word}" if c.est_seconds else ""
+
+
+def matmul_unit(ctx: RuleContext) -> str:
+    """What runs matmuls on the module's platform, in words."""
+    return {"tpu": "the MXU", "gpu": "the tensor cores"}.get(ctx.platform, "the matrix units")
 
 
 class KernelRule(ModuleRule):
@@ -167,6 +174,6 @@ class TraceRule(ModuleRule):
 
 
 __all__ = ["DEFAULT_SCOPED_VMEM", "sharding_annotation", "KernelRule", "TraceRule", "collective_instruction",
-           "contains_matmul", "copy_io", "human_bytes", "human_seconds", "ici_time",
+           "contains_matmul", "copy_io", "human_bytes", "human_seconds", "ici_time", "matmul_unit",
            "layout_key", "loop_trips", "matmul_dims", "memory_space", "moved_cost",
            "mxu_size", "physical_dims_order", "sublanes", "tiles"]
