@@ -8,6 +8,7 @@ import pytest
 from conftest import FIXTURES
 
 from hloscope.lint import LintOptions, lint_files
+from hloscope.parser import load
 from hloscope.rules.registry import load_rules
 
 RULE_DIR = FIXTURES / "rules"
@@ -188,3 +189,36 @@ def test_no_tpu_words_on_cpu_or_gpu_modules():
     said = [(f.file, f.code, f.message + " " + f.help) for f in report.findings
             if words.search(f.message + " " + f.help)]
     assert len(paths) > 20 and not said, said[:3]
+
+
+def _h004(path):
+    return lint_files([path], LintOptions(select=["H004"])).findings
+
+
+def test_h004_silent_on_backward_matmuls_of_an_mlp():
+    """Real MLP train steps: dW = x^T g and dx = g W^T share the upstream gradient g but
+    contract different dimensions of it: never one matmul (the rule used to pair them)."""
+    for name in ("mlp_train_v5e", "mlp_train_deep_v5p", "mlp_adam_v5e"):
+        assert _h004(FIXTURES / "zoo" / f"{name}.hlo.txt") == [], name
+
+
+def test_h004_names_the_activation_not_the_norm_statistics():
+    """Q/K/V after an RMS norm (real compiles): the shared operand named is the bf16
+    activation [4, 512, 1024], never the f32 [4, 512] statistics fused beside it."""
+    for path in (RULE_DIR / "H004" / "separate_qkv_v5p.hlo.txt", FIXTURES / "zoo" / "transformer_fwd_v5e.hlo.txt"):
+        found = _h004(path)
+        assert found, path
+        (m,) = load(path)
+        for f in found:
+            shared = m[f.computation][f.evidence["shared_operand"]].shape
+            assert str(shared).startswith("bf16[4,512,1024]"), (path.name, shared)
+
+
+def test_h004_reports_the_independent_pair_beside_a_dependent_third():
+    """a = x @ w1, b = x @ w2, c = x @ w3 + gelu(a) * b: c's fusion reads a and b, so only
+    (a, b) can become one matmul; it is reported, without c."""
+    (m,) = load(RULE_DIR / "H004" / "dependent_third_v5e.hlo.txt")
+    (f,) = _h004(RULE_DIR / "H004" / "dependent_third_v5e.hlo.txt")
+    root = m.entry.root
+    assert len(f.evidence["matmuls"]) == 2 and root.name not in f.evidence["matmuls"]
+    assert set(f.evidence["matmuls"]) <= set(root.operands)  # the two the third one reads

@@ -6,8 +6,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from hloscope.cost.flops import ELEMENTWISE
 from hloscope.ir import Instruction
-from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.base import MATMUL, Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.helpers import contains_matmul, matmul_unit
 from hloscope.rules.registry import register
 
@@ -37,12 +38,71 @@ def _size(comp, name: str) -> int:
     return instr.shape.logical_bytes if instr is not None else 0
 
 
-def _same_other_operands(users: list[Instruction], shared: str, comp) -> bool:
-    shapes = set()
-    for u in users:
-        others = tuple(str(comp[o].shape) for o in u.operands if o != shared and o in comp)
-        shapes.add(others)
-    return len(shapes) == 1 and all(shapes)
+# Ops that carry a value to a matmul keeping every element (a norm's scale, a cast, a
+# relayout); a broadcast does not: a statistic broadcast into the activation is not what the
+# matmul multiplies.
+_CARRY = ELEMENTWISE | frozenset({"bitcast", "copy", "transpose", "reshape"})
+
+
+def _role(module, comp, user: Instruction, operand: str) -> tuple | None:
+    """How `operand` enters the matmul `user` is (or fuses): (side, its contracting dims or
+    the convolution's dim_labels, the shape of the matmul's other input); None when it does
+    not reach a matmul input keeping its elements."""
+    if user.opcode in MATMUL:
+        if operand not in user.operands:
+            return None
+        side = user.operands.index(operand)
+        other = comp.by_name.get(user.operands[1 - side]) if len(user.operands) > 1 else None
+        return _dims(user, side) + (str(other.shape) if other is not None else "",)
+    callee = module.by_name.get(user.called_computations[0]) if user.called_computations else None
+    if callee is None or operand not in user.operands:
+        return None
+    number = user.operands.index(operand)
+    param = next((i for i in callee.instructions if i.opcode == "parameter"
+                  and int(i.attr("parameter_number") or 0) == number), None)
+    if param is None:
+        return None
+    users: dict[str, list[Instruction]] = defaultdict(list)
+    for i in callee.instructions:
+        for o in i.operands:
+            users[o].append(i)
+    elements = param.shape.num_elements if param.shape.is_array else -1
+    frontier, seen = [param], {param.name}
+    while frontier:  # (forward from the parameter through ops that keep its elements)
+        value = frontier.pop()
+        for u in users.get(value.name, []):
+            if u.opcode in MATMUL and value.name in u.operands[:2]:
+                side = u.operands.index(value.name)
+                other = _traced_input(callee, u.operands[1 - side]) if len(u.operands) > 1 else ""
+                return _dims(u, side) + (other,)
+            if (u.opcode in _CARRY or u.opcode == "fusion") and u.name not in seen \
+                    and u.shape.is_array and u.shape.num_elements == elements:
+                # (a fusion nested in the matmul's, a norm say, keeping the elements)
+                seen.add(u.name)
+                frontier.append(u)
+    return None
+
+
+def _dims(matmul: Instruction, side: int) -> tuple:
+    if matmul.opcode == "convolution":  # (the inputs' labels: the output's layout is free)
+        return (side, str(matmul.attrs.get("dim_labels", "")).split("->")[0])
+    key = "lhs_contracting_dims" if side == 0 else "rhs_contracting_dims"
+    return (side, str(matmul.attrs.get(key, "")))
+
+
+def _traced_input(callee, name: str) -> str:
+    """The shape of a fused matmul's other input: of the fusion parameter it comes from
+    (through carrying ops: the weight as stored), else of the value inside the fusion."""
+    value = callee.by_name.get(name)
+    for _ in range(8):
+        carries = value is not None and (value.opcode in _CARRY or (
+            value.opcode == "fusion" and len(value.operands) == 1))
+        if not carries or not value.operands:
+            break
+        value = callee.by_name.get(value.operands[0])
+    if value is None or value.opcode != "parameter":
+        value = callee.by_name.get(name)
+    return str(value.shape) if value is not None else ""
 
 
 @register
@@ -76,31 +136,46 @@ class SplitDot(ModuleRule):
                 continue
             reported: set[str] = set()  # matmuls already in a reported group
             positions = {instr.name: k for k, instr in enumerate(comp.instructions)}
-            # the largest shared operand first: that is the activation, not a norm statistic
+            # the largest shared operand first: the activation, not a norm statistic
             for operand, users in sorted(groups.items(), key=lambda kv: -_size(comp, kv[0])):
                 src = comp.by_name.get(operand)
                 if src is None or not src.shape.is_array or src.shape.rank < 2:
                     continue
-                if len(users) < self.options.min_group or not _same_other_operands(users, operand, comp):
-                    continue
-                users = _independent(users, comp.instructions, positions)  # (feeding: not mergeable)
                 if len(users) < self.options.min_group:
                     continue
-                members = {u.name for u in users}
-                if members <= reported:
-                    continue  # the same matmuls, reached through another shared operand
-                reported |= members
-                first, *rest = users
-                names = ", ".join(f"%{u.name}" for u in users)
-                yield self.finding(
-                    ctx, first,
-                    f"{len(users)} matmuls ({names}) all multiply %{operand} {src.shape} by "
-                    f"same-shaped weights: one matmul on the concatenated weights would do",
-                    evidence={"shared_operand": operand, "matmuls": [u.name for u in users]},
-                    help="Concatenate the weights (e.g. W_qkv = [W_q | W_k | W_v]) and split "
-                         f"the result: one large matmul keeps {matmul_unit(ctx)} busier than "
-                         "several narrow ones and reads the shared operand once.",
-                )
+                # first drop the members others feed (the next layer's, a matmul whose fused
+                # epilogue reads the others' results), then judge the rest
+                users = _independent(users, comp.instructions, positions)
+                by_role: dict[tuple, list[Instruction]] = defaultdict(list)
+                for u in users:  # same side, same contracted dims, same-shaped other input
+                    role = _role(ctx.module, comp, u, operand)
+                    if role is not None:
+                        by_role[role].append(u)
+                for role, members in by_role.items():
+                    if len(members) < self.options.min_group:
+                        continue
+                    names_set = {u.name for u in members}
+                    if names_set <= reported:
+                        continue  # the same matmuls, reached through another shared operand
+                    reported |= names_set
+                    yield self._finding(ctx, members, operand, src, role)
+
+    def _finding(self, ctx: RuleContext, users: list[Instruction], operand: str, src, role) -> Finding:
+        first = users[0]
+        names = ", ".join(f"%{u.name}" for u in users)
+        return self.finding(
+            ctx, first,
+            f"{len(users)} matmuls ({names}) all multiply %{operand} {src.shape} by "
+            f"same-shaped weights ({role[2]}), contracting the same dimensions: one matmul on "
+            f"the concatenated weights would do",
+            evidence={"shared_operand": operand, "matmuls": [u.name for u in users],
+                      "weights": role[2], "contracting": role[1]},
+            help="Keep the weights concatenated (one W_qkv parameter, initialised and stored so, "
+                 "e.g. [W_q | W_k | W_v]) and split the result: one large matmul keeps "
+                 f"{matmul_unit(ctx)} busier than several narrow ones and reads the shared "
+                 "operand once. Concatenating them inside the jitted step instead copies the "
+                 "weights every step.",
+        )
 
     def _over_budget(self, ctx: RuleContext) -> Iterator[Finding]:
         for opcode, limit in self.options.expect.items():
