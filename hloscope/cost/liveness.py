@@ -13,7 +13,8 @@ that dies where it is made (XLA's CanShareOperandBufferWithUser): an elementwise
 all-reduce on an operand of its shape, a loop/input fusion whose fused parameter feeds only
 elementwise ops; one operand per result. A buffer lives from the instruction that defines it
 to the last instruction that reads it, through any of those names. A while loop, conditional
-or call adds its callee's own peak at its place in the schedule.
+or call adds its callee's own peak at its place in the schedule; what the callee returns is
+written into the caller's buffers (the loop state, the call's result), not counted again.
 
 XLA's `compiled.memory_analysis()` splits HBM into arguments, outputs, the aliased bytes
 between them, and temporaries (`temp_size_in_bytes`: the heap after buffer reuse, i.e. the
@@ -61,7 +62,7 @@ class Buffer:
     space: int
     defined: int  # schedule step of the defining instruction
     last_use: int
-    kind: str = "temp"  # "argument" | "output" | "temp" | "constant" | "in output" (a temp in an output's buffer)
+    kind: str = "temp"  # "argument" | "output" | "temp" | "constant" | "in output" (a temp in an output's buffer) | "returned" (a callee's result, in its caller's buffer)
 
 
 @dataclass
@@ -274,8 +275,10 @@ class _Walk:
             for b in self.values.get(root.name, []):
                 if b >= 0:
                     self.buffers[b].last_use = end
-                    if self.outer is None and self.buffers[b].kind == "temp":
-                        self.buffers[b].kind = "output"
+                    if self.buffers[b].kind == "temp":
+                        # (a callee's result is written into its caller's buffer: a loop's
+                        # state, a call's or conditional's result, which the caller counts)
+                        self.buffers[b].kind = "output" if self.outer is None else "returned"
         self.share()
         if self.outer is None:
             self.into_outputs()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from hloscope.cost.chips import Chip, get_chip, platform_of
@@ -68,6 +69,22 @@ def recorded_chip(path: str | Path | None) -> tuple[str, str] | None:
 _MODULE_ID = re.compile(r"^(module_\d+\.)")
 
 
+@lru_cache(maxsize=64)
+def _stated_beside(folder: str) -> dict[str, re.Match]:
+    """module id prefix -> the sm_XX a file of that module in `folder` states (listed once
+    per folder: a dump folder of thousands of files is read once, not once per module)."""
+    out: dict[str, re.Match] = {}
+    try:
+        names = sorted(p.name for p in Path(folder).iterdir())
+    except OSError:
+        return out
+    for name in names:
+        mid = _MODULE_ID.match(name)
+        if mid and mid.group(1) not in out and (found := _SM.search(name)):
+            out[mid.group(1)] = found
+    return out
+
+
 def capability(path: str | Path | None) -> tuple[int, int] | None:
     """The GPU compute capability an XLA GPU dump states in its file name (sm_9.0, sm_90), or
     in the name of another file of the same module in its folder (XLA's GPU backend names
@@ -77,11 +94,7 @@ def capability(path: str | Path | None) -> tuple[int, int] | None:
     p = Path(path)
     m = _SM.search(p.name)
     if not m and (mid := _MODULE_ID.match(p.name)):
-        try:
-            siblings = sorted(p.parent.glob(f"{mid.group(1)}*sm_*"))
-        except OSError:
-            siblings = []
-        m = next((found for s in siblings if (found := _SM.search(s.name))), None)
+        m = _stated_beside(str(p.parent)).get(mid.group(1))
     if not m:
         return None
     text = m.group(1)
