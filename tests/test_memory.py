@@ -23,7 +23,6 @@ ZOO_OUTSIDE = {
     "zoo_matmul_gathered_v5p8": 0.15,  # collective matmul: permute buffers XLA reuses in its loop
     "zoo_convnet_train_big_v5p": 0.33,  # convolution gradients' temporaries in one allocation
     "zoo_fsdp_train_8l_v5p8": 0.30,  # per-layer gathered weights colored into one buffer
-    "zoo_mlp_adam_donated_v5p": 0.23,  # under: XLA keeps 36.5 MiB of temporaries we do not see
     "zoo_vocab_loss_chunked_train_v5p": 0.10,
     "zoo_transformer_scan_train_remat_v5p": 0.10,
     "zoo_transformer_scan_long_v5p": 0.09,

@@ -34,7 +34,9 @@ from itertools import accumulate
 from operator import attrgetter
 
 from hloscope.cost.sharing import (
+    RUN,
     alias_pairs,
+    first_fit,
     in_place,
     leaf_at,
     leaf_count,
@@ -288,7 +290,9 @@ class _Walk:
         is written: the output allocation is not in the temporaries' heap, and a value that
         fits in it and ends before the output is defined shares it (largest values first, as
         XLA assigns them; an fsdp stack's per-layer activations all live in its output)."""
-        outputs = [b for b in self.buffers if b.kind == "output" and b.space == 0 and b.bytes]
+        donated = self._donated_outputs()  # (the parameter's buffer: occupied from the start)
+        outputs = [b for k, b in enumerate(self.buffers) if b.kind == "output" and b.space == 0
+                   and b.bytes and k not in donated]
         temps = [b for b in self.buffers if b.kind == "temp" and b.space == 0 and b.bytes]
         temps.sort(key=attrgetter("defined"))  # (then largest first: the sort is stable)
         temps.sort(key=attrgetter("bytes"), reverse=True)
@@ -311,9 +315,21 @@ class _Walk:
                 added += 1
             if added > grew:
                 runs = [(max(defined[k] for k in run), run)
-                        for run in (eligible[i:i + _RUN] for i in range(0, len(eligible), _RUN))]
-            if _first_fit(t.defined, t.last_use, runs, defined, starts, ends):
+                        for run in (eligible[i:i + RUN] for i in range(0, len(eligible), RUN))]
+            if first_fit(t.defined, t.last_use, runs, defined, starts, ends):
                 t.kind = "in output"
+
+    def _donated_outputs(self) -> set[int]:
+        """Buffer ids of the root's leaves the module header aliases to a parameter."""
+        root = self.comp.root
+        raw = str(self.module.attrs.get("input_output_alias", "")) if root is not None else ""
+        ids = self.values.get(root.name, []) if raw else []
+        out = set()
+        for out_index, _, _ in alias_pairs(raw):
+            at = leaf_offset(root.shape, out_index)
+            if at is not None and at < len(ids) and ids[at] >= 0:
+                out.add(ids[at])
+        return out
 
     def live_per_space(self) -> dict[int, list[int]]:
         """Bytes of temporaries live at each step, callees' peaks included, per memory
@@ -339,27 +355,6 @@ class _Walk:
 
     def peak_per_space(self) -> dict[int, int]:
         return {s: max(live, default=0) for s, live in self.live_per_space().items()}
-
-
-_RUN = 32  # outputs per run: a run written before a value's last use is passed over whole
-
-
-def _first_fit(first: int, last: int, runs: list[tuple[int, list[int]]], defined: list[int],
-               starts: list[list[int]], ends: list[list[int]]) -> bool:
-    """Place the step range [first, last] in the first output (in their order) written
-    after `last` that has room for it, recording it there; False when none has."""
-    for latest, run in runs:
-        if latest <= last:
-            continue
-        for k in run:
-            if defined[k] <= last:
-                continue
-            at = bisect.bisect_left(starts[k], first)
-            if (at == 0 or ends[k][at - 1] < first) and starts[k][at] > last:
-                starts[k].insert(at, first)
-                ends[k].insert(at, last)
-                return True
-    return False
 
 
 def memory(module: Module, top: int = 10) -> MemoryReport:

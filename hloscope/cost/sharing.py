@@ -6,6 +6,7 @@ loop/input fusion whose fused parameter feeds only elementwise ops)."""
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from hloscope.cost.flops import ELEMENTWISE, TRANSCENDENTAL
@@ -126,3 +127,24 @@ def leaf_at(shape, index: tuple[int, ...]):
             return None
         shape = shape.elements[k]
     return shape
+
+
+RUN = 32  # outputs per run: a run written before a value's last use is passed over whole
+
+
+def first_fit(first: int, last: int, runs: list[tuple[int, list[int]]], defined: list[int],
+               starts: list[list[int]], ends: list[list[int]]) -> bool:
+    """Place the step range [first, last] in the first output (in their order) written
+    after `last` that has room for it, recording it there; False when none has."""
+    for latest, run in runs:
+        if latest <= last:
+            continue
+        for k in run:
+            if defined[k] <= last:
+                continue
+            at = bisect.bisect_left(starts[k], first)
+            if (at == 0 or ends[k][at - 1] < first) and starts[k][at] > last:
+                starts[k].insert(at, first)
+                ends[k].insert(at, last)
+                return True
+    return False
