@@ -9,6 +9,7 @@ from conftest import FIXTURES
 
 from hloscope.lint import LintOptions, lint_files
 from hloscope.parser import load
+from hloscope.rules.base import Severity
 from hloscope.rules.registry import load_rules
 
 RULE_DIR = FIXTURES / "rules"
@@ -222,3 +223,24 @@ def test_h004_reports_the_independent_pair_beside_a_dependent_third():
     root = m.entry.root
     assert len(f.evidence["matmuls"]) == 2 and root.name not in f.evidence["matmuls"]
     assert set(f.evidence["matmuls"]) <= set(root.operands)  # the two the third one reads
+
+
+def test_h007_per_layer_gathers_are_the_pattern_its_help_recommends():
+    """Mixtral 8x7B (XLA's benchmark dump): 128 per-layer 32 MiB weight gathers and its two
+    250 MiB embedding gathers; the FSDP compiles: 4 and 6 per-layer gathers. Per-layer gathering
+    is what H007's own advice leads to: info, with advice about overlap and residency, never a
+    warning telling the user to gather per layer."""
+    from conftest import CORPUS
+
+    mixtral = CORPUS / "xla-benchmark-hlo" / "hlo_mixtral_8x7b_bf16_1x8.hlo"
+    paths = [FIXTURES / "tpu" / "fsdp_default_v5p.hlo.txt", FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt"]
+    for path in paths + ([mixtral] if mixtral.exists() else []):
+        found = lint_files([path], LintOptions(select=["H007"])).findings
+        per_layer = [f for f in found if "per_layer" in f.evidence]
+        assert per_layer and all(f.severity == Severity.INFO for f in per_layer), path.name
+        assert all("gather per layer" not in f.help for f in per_layer)
+        if path == mixtral:
+            assert len(per_layer) == 128
+            assert sorted(f.evidence["result_bytes"] >> 20 for f in found if f not in per_layer) == [250, 250]
+    (whole,) = lint_files([RULE_DIR / "H007" / "gather_whole_weight_v5p.hlo.txt"], LintOptions(select=["H007"])).findings
+    assert whole.severity == Severity.WARNING and "per_layer" not in whole.evidence
