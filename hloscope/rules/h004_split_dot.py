@@ -143,15 +143,17 @@ class SplitDot(ModuleRule):
                     continue
                 if len(users) < self.options.min_group:
                     continue
-                # first drop the members others feed (the next layer's, a matmul whose fused
-                # epilogue reads the others' results), then judge the rest
-                users = _independent(users, comp.instructions, positions)
                 by_role: dict[tuple, list[Instruction]] = defaultdict(list)
                 for u in users:  # same side, same contracted dims, same-shaped other input
                     role = _role(ctx.module, comp, u, operand)
                     if role is not None:
                         by_role[role].append(u)
                 for role, members in by_role.items():
+                    if len(members) < self.options.min_group:
+                        continue
+                    # drop the members others feed (the next layer's, a matmul whose fused
+                    # epilogue reads the others' results), then judge the rest
+                    members = _independent(members, comp.instructions, positions)
                     if len(members) < self.options.min_group:
                         continue
                     names_set = {u.name for u in members}
