@@ -30,6 +30,7 @@ class Chip:
     peak_tf32_flops: float | None = None  # GPUs: f32 matmuls on tensor cores
     peak_f64_flops: float | None = None
     platform_name: str = ""  # "tpu", "gpu", "cpu" (default: from the key)
+    approximate: bool = False  # the entry's numbers are an order of magnitude (the generic CPU)
 
     @property
     def platform(self) -> str:
