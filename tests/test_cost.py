@@ -295,11 +295,11 @@ def test_a_conditional_costs_its_costliest_branch_as_xla_counts_it():
 
 # Hand-written (labelled): a module XLA's parser accepts holding an op the cost model has
 # no FLOP formula for.
-FFT_MODULE = """HloModule fft_only
+UNCOSTED_MODULE = """HloModule cholesky_only
 
 ENTRY main {
-  p = c64[8,16]{1,0} parameter(0)
-  ROOT f = c64[8,16]{1,0} fft(p), fft_type=FFT, fft_length={16}
+  p = f32[16,16]{1,0} parameter(0)
+  ROOT f = f32[16,16]{1,0} cholesky(p), lower=true
 }
 """
 
@@ -311,13 +311,13 @@ def test_an_op_the_model_cannot_cost_is_unknown_with_its_reason_never_free():
 
     from hloscope.parser import parse
 
-    _hlo.hlo_module_from_text(FFT_MODULE)  # XLA accepts it
-    (m,) = parse(FFT_MODULE)
+    _hlo.hlo_module_from_text(UNCOSTED_MODULE)  # XLA accepts it
+    (m,) = parse(UNCOSTED_MODULE)
     report = roofline(m, get_chip("v5e"))
     (row,) = report.rows
-    assert row.unknown_cost == "%f: no FLOP model for opcode fft" and row.flops == 0
+    assert row.unknown_cost == "%f: no FLOP model for opcode cholesky" and row.flops == 0
     assert report.totals_json()["unknown_cost"] == [
-        {"instruction": "f", "reason": "no FLOP model for opcode fft"}]
+        {"instruction": "f", "reason": "no FLOP model for opcode cholesky"}]
     # a Pallas kernel compiled without cost_estimate: unknown without its body (not 0),
     # derived from the decoded body by the command (marked *)
     kernel = FIXTURES / "tpu" / "pallas_matmul_v5e.hlo.txt"

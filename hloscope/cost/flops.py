@@ -40,7 +40,18 @@ NO_FLOPS = FREE | SLICING | frozenset({
 CONTROL = frozenset({"while", "call", "conditional", "async-start", "async-update", "async-done"})
 # Opcodes CostModel.compute has a formula for (beyond the sets above).
 _FORMULAS = frozenset({"dot", "convolution", "reduce", "reduce-window", "all-reduce",
-                       "reduce-scatter", "all-reduce-start", "fusion", "sort", "custom-call", "rng"})
+                       "reduce-scatter", "all-reduce-start", "fusion", "sort", "custom-call", "rng",
+                       "fft", "scatter"})
+
+
+def fft_flops(instr: Instruction, operand: Shape) -> float:
+    """XLA's count (HloCostAnalysis::HandleFft): 2 FLOPs per FMA x 4 FMAs per complex multiply
+    x the product of floor(log2) of each transformed length x the operand's elements, for
+    every FFT type. Checked against XLA's cost_analysis of real compiles (FFT, 2-D FFT, RFFT,
+    IRFFT: tests/test_gpu_cost.py)."""
+    lengths = instr.attr("fft_length") or ()
+    log_factors = prod(max(int(n).bit_length() - 1, 0) for n in lengths) if lengths else 0
+    return 8.0 * log_factors * elements(operand)
 
 
 class UnknownCost(ValueError):

@@ -30,11 +30,13 @@ from hloscope.cost.flops import (
     convolution_flops,
     dot_flops,
     elements,
+    fft_flops,
     kernel_cost_estimate,
     kernel_flops,
 )
 from hloscope.cost.fused import fusion_traffic
 from hloscope.cost.layout import byte_totals, logical_bytes
+from hloscope.cost.library import is_library_call, library_flops, workspace
 from hloscope.cost.trips import trip_count_from_condition
 from hloscope.ir import Instruction, Module, Shape
 from hloscope.ir.opcodes import OPCODES, async_shorthand
@@ -219,6 +221,8 @@ class CostModel:
                 trips = 1
             for name in (cond, body):
                 c.add(self.computation_compute(name), trips)
+        elif op == "fft":
+            c.flops = fft_flops(instr, self.operand_shapes(instr)[0])
         elif op == "scatter":
             # XLA: each update element combined once by the scatter's computation
             shapes = self.operand_shapes(instr)
@@ -255,6 +259,10 @@ class CostModel:
         body = self.kernel_costs.get(instr.name)
         if body is not None and not kernel_cost_estimate(instr):
             return body.flops, body.transcendentals
+        if is_library_call(instr):  # cuBLAS, cuDNN, TransformerEngine: from their configs
+            found = library_flops(instr, self.operand_shapes(instr))
+            if found is not None:
+                return found
         return kernel_flops(instr)
 
     def _kernel_bytes(self, instr: Instruction) -> int | None:
@@ -307,6 +315,9 @@ class CostModel:
             reads, written = fusion_traffic(self.module, instr, shapes)
         elif op == "custom-call" and instr.attr("custom_call_target") == "AllocateBuffer":
             return c  # reserves a buffer; moves no data
+        elif op == "custom-call" and workspace(instr):  # (a library call's scratch: not traffic)
+            skip = set(workspace(instr))
+            written = [e for k, e in enumerate(instr.shape.elements) if k not in skip]
         elif op == "custom-call" and (total := self._kernel_bytes(instr)) is not None:
             out_b = logical_bytes(instr.shape)
             c.bytes_written = c.padded_written = min(out_b, total)

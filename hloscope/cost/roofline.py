@@ -7,6 +7,7 @@ from operator import attrgetter
 
 from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE, kernel_cost_estimate
+from hloscope.cost.library import is_library_call
 from hloscope.cost.ops import Cost, CostModel
 from hloscope.cost.precision import matmul_peak, precision_of
 from hloscope.ir import Instruction, Module
@@ -183,6 +184,8 @@ def _cost_source(model: CostModel, instr: Instruction) -> str:
         return ""
     if kernel_cost_estimate(instr):
         return "cost_estimate"
+    if is_library_call(instr):
+        return "library call"
     return "kernel body" if instr.name in model.kernel_costs else ""
 
 
