@@ -153,3 +153,18 @@ def test_an_all_reduce_kept_one_nth_is_a_reduce_scatter():
     assert c.opcode == "reduce-scatter" and c.scattered_by
     assert c.moved_bytes == 7 / 8 * 4096 * 4096 * 2
     assert c.est_seconds == pytest.approx(c.moved_bytes / (2 * 90e9))
+
+
+def test_an_async_all_to_all_is_one_collective_with_the_wrapped_groups():
+    """XLA's GPU latency-hiding-scheduler test module: an all-to-all wrapped in an
+    async-start/done (replica_groups=[8,16]<=[128] on the wrapped op). One logical collective,
+    async, over groups of 16; it was counted twice (the wrapped op as a synchronous one too,
+    with a false H008) and the start read as one group of all 128 devices."""
+    path = CORPUS / "gpu" / "xla-tests" / "xla_lhs_collectives.hlo"
+    if not path.exists():
+        pytest.skip("corpus not present")
+    (m,) = load(path)
+    _, (c,) = analyze(m, get_chip("h100"))
+    assert c.opcode == "all-to-all" and c.is_async and c.instruction == "all-to-all-start.4"
+    assert (c.group_size, c.num_groups) == (16, 8)
+    assert c.moved_bytes == 15 / 16 * (8 * 16 * 16 * 128 * 7168) * 2  # bf16[1,8,16,16,128,7168]

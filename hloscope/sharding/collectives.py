@@ -95,6 +95,16 @@ class Collective:
         return out
 
 
+def _wrapped_collective(module: Module, instr: Instruction) -> Instruction:
+    """The collective an async-start wraps (its root), else the instruction itself."""
+    if instr.opcode == "async-start":
+        for name in instr.called_computations:
+            root = module.by_name[name].root if name in module.by_name else None
+            if root is not None and root.opcode in COLLECTIVES:
+                return root
+    return instr
+
+
 def _has_pairs(instr: Instruction) -> bool:
     """Whether the instruction names its peers by source_target_pairs (read without
     splitting its attributes)."""
@@ -274,20 +284,25 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     read_groups: dict[int, tuple] = {}  # id(instr) -> _groups(instr, 1): read once
     by_text: dict[str | None, tuple] = {}  # replica_groups text -> _groups of it
     fusion_comps = module.fusion_computations()
+    # (an async-start's wrapped computation: its collective is the start's, not another one)
+    wrapped = {c for i in module.instructions() if i.opcode == "async-start" for c in i.called_computations}
     for comp in module.computations:
+        if comp.name in wrapped:
+            continue
         in_fusion = comp.name in fusion_comps
         for instr in [i for i in comp.instructions if i.opcode in MAY_BE_COLLECTIVE]:
             op = base_opcode(instr, module)
             if op is None:
                 continue
             (in_fusions if in_fusion else found).append((comp, instr, op))
-            if _has_pairs(instr):
-                read = _groups(instr, 1)
+            said = _wrapped_collective(module, instr)  # (its groups are the wrapped op's)
+            if _has_pairs(said):
+                read = _groups(said, 1)
             else:
-                text = instr.raw_attr("replica_groups")
+                text = said.raw_attr("replica_groups")
                 read = by_text.get(text)
                 if read is None:
-                    read = by_text[text] = _groups(instr, 1)
+                    read = by_text[text] = _groups(said, 1)
             groups, rg = read_groups[id(instr)] = read
             implicit = implicit_sizes[id(instr)] = _implicit_size(instr, op, model, rg)
             all_groups.update([tuple(range(implicit))] if implicit > 1 else groups)
@@ -308,7 +323,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
     for comp, instr, op in found:
         groups, rg = read_groups[id(instr)]
         if rg is None or not rg.groups:  # (the default: every device; pairs are kept)
-            groups, rg = _groups(instr, devices)
+            groups, rg = _groups(_wrapped_collective(module, instr), devices)
         implicit = implicit_sizes[id(instr)]
         if implicit > 1 and implicit != devices and devices % implicit == 0:
             groups = [tuple(range(k, k + implicit)) for k in range(0, devices, implicit)]
