@@ -135,3 +135,41 @@ def test_a_pre_optimization_module_says_its_step_time_is_indicative():
     after = json.loads(runner.invoke(app, ["roofline", str(FIXTURES / "tpu" / "mlp_v5e.hlo.txt"),
                                            "--format", "json"]).stdout)
     assert after["modules"][0]["step"]["caveat"] is None
+
+
+_XLA_TYPES = {2: "int8", 11: "tf32", 12: "f64", 16: "bf16", 20: "fp8"}  # (PrimitiveType numbers)
+
+
+def _xla_target_config(path) -> dict:
+    """What an XLA GPU target config (DeviceDescription, text proto) states: SMs, clock, HBM
+    bandwidth and size, and each dtype's matrix-unit peak (2 x SMs x units x ops/clock x clock)."""
+    import re
+
+    text = path.read_text()
+    out = {k: float(re.search(rf"\b{k}: ([\d.e+]+)", text).group(1))
+           for k in ("core_count", "memory_bandwidth", "device_memory_size", "shared_memory_per_core")}
+    matrix = text.split("matrix_unit_description", 1)[1] if "matrix_unit_description" in text else ""
+    for key, clock, units, ops in re.findall(r"key: (\d+)\s+value \{\s+clock_rate_ghz: ([\d.]+)\s+"
+                                             r"units_per_core: (\d+)\s+ops_per_clock: (\d+)", matrix):
+        if int(key) in _XLA_TYPES:
+            out[_XLA_TYPES[int(key)]] = 2 * out["core_count"] * int(units) * int(ops) * float(clock) * 1e9
+    return out
+
+
+@pytest.mark.parametrize(("config", "key"), [("a100_sxm_80", "a100"), ("b200", "b200"), ("h100_sxm", "h100"),
+                                             ("h200", "h200"), ("v100", "v100")])
+def test_gpu_entries_agree_with_xla_target_configs(config, key):
+    from hloscope.cost.chips import get_chip
+
+    path = CORPUS / "gpu" / "xla-target-configs" / f"xla_target_config_{config}.txtpb"
+    if not path.exists():
+        pytest.skip("corpus not present")
+    xla, chip = _xla_target_config(path), get_chip(key)
+    assert chip.sm_count == xla["core_count"] and chip.shared_memory_per_sm == xla["shared_memory_per_core"]
+    assert chip.hbm_bandwidth == pytest.approx(xla["memory_bandwidth"], rel=0.01)
+    assert chip.hbm_bytes == pytest.approx(xla["device_memory_size"], rel=0.02)
+    peaks = {"bf16": chip.peak_bf16_flops, "tf32": chip.peak_tf32_flops, "fp8": chip.peak_fp8_flops,
+             "int8": chip.peak_int8_flops, "f64": chip.peak_f64_flops}
+    for dtype, rate in peaks.items():
+        if dtype in xla:  # (A100's and V100's configs state no matrix-unit rates)
+            assert rate == pytest.approx(xla[dtype], rel=0.01), dtype

@@ -31,6 +31,8 @@ class Chip:
     peak_f64_flops: float | None = None
     platform_name: str = ""  # "tpu", "gpu", "cpu" (default: from the key)
     approximate: bool = False  # the entry's numbers are an order of magnitude (the generic CPU)
+    sm_count: int | None = None  # GPUs: streaming multiprocessors
+    shared_memory_per_sm: int | None = None  # GPUs: bytes
 
     @property
     def platform(self) -> str:
