@@ -182,3 +182,15 @@ def test_profile_bound_is_the_roofline_bound():
     assert report["instructions"]
     for row in report["instructions"]:
         assert row["roofline_seconds"] == pytest.approx(bounds[row["instruction"]])
+
+
+def test_roofline_top_limits_the_collective_rows_too():
+    """The 6-gather FSDP compile: --top 2 lists the two most exposed collectives and says how
+    many more there are; --top 0 lists all six."""
+    path = str(FIXTURES / "tpu" / "fsdp_async_fusion_one_channel_v5p.hlo.txt")
+    some = CliRunner().invoke(app, ["roofline", path, "--chip", "v5p", "--top", "2"]).stdout
+    rows = [line for line in some.splitlines() if line.startswith("    ") and " all-gather " in line]
+    assert len(rows) == 2 and "and 4 more, less exposed (--top 0 lists all)" in some
+    assert "on ICI" in some
+    every = CliRunner().invoke(app, ["roofline", path, "--chip", "v5p", "--top", "0"]).stdout
+    assert len([line for line in every.splitlines() if line.startswith("    ") and " all-gather " in line]) == 6

@@ -23,7 +23,7 @@ def roofline_text(records: list[dict], top: int) -> str:
         out.append(f"  time: compute {_t(t['t_compute'])}, memory "
                    f"{_t(t['t_memory'])}, roofline {_t(t['t_roofline'])}")
         if r.get("step"):
-            out.extend(_step_lines(r["step"]))
+            out.extend(_step_lines(r["step"], top))
         if t["unknown_trip_counts"]:
             out.append(f"  note: loops with unknown trip count (counted once): "
                        f"{', '.join(t['unknown_trip_counts'])}")
@@ -54,7 +54,7 @@ def roofline_text(records: list[dict], top: int) -> str:
     return "\n".join(out)
 
 
-def _step_lines(step: dict) -> list[str]:
+def _step_lines(step: dict, top: int = 0) -> list[str]:
     """The step estimate and its collectives (hloscope.sharding.step)."""
     out = [f"  step (estimate): {_t(step['step_seconds'])} = ops {_t(step['ops_seconds'])} + exposed "
            f"communication {_t(step['exposed_seconds'])}"
@@ -69,13 +69,24 @@ def _step_lines(step: dict) -> list[str]:
     for c in cs:
         kinds[c["opcode"]] = kinds.get(c["opcode"], 0) + 1
     out.append(f"  collectives: {len(cs)} logical ({', '.join(f'{n} {k}' for k, n in kinds.items())}), "
-               f"{_t(step['collective_seconds'])} on ICI, {overlapped} overlapped hiding "
+               f"{_t(step['collective_seconds'])} on {_links(step.get('chip', ''))}, {overlapped} overlapped hiding "
                f"{_t(step['hidden_seconds'])}")
-    for c in sorted(cs, key=lambda c: -c["exposed_seconds"] * c["times"]):
+    ranked = sorted(cs, key=lambda c: -c["exposed_seconds"] * c["times"])
+    shown = ranked if top <= 0 else ranked[:top]
+    for c in shown:
         how = (f"hidden {_t(c['hidden_seconds'])} by {len(c['overlapped_by'])} op(s)" if c["is_async"]
                else "sync")
         times = f" x{c['times']}" if c["times"] > 1 else ""
         out.append(f"    {c['instruction'][:32]:32} {c['opcode']:16} {c['axis'] or '-'} x{c['group_size']}  "
                    f"{human_bytes(c['moved_bytes'], 2)} moved  {_t(c['seconds'])}, {how}, "
                    f"exposed {_t(c['exposed_seconds'])}{times}")
+    if len(shown) < len(ranked):
+        out.append(f"    and {len(ranked) - len(shown)} more, less exposed (--top 0 lists all)")
     return out
+
+
+def _links(chip_key: str) -> str:
+    """What the chip's collectives run over, in words."""
+    if chip_key.startswith("tpu-"):
+        return "ICI"
+    return "the links" if chip_key == "cpu" else "NVLink"
