@@ -73,3 +73,18 @@ def test_the_cli_says_so_in_one_located_line():
     assert f"{INPUTS / 'tanh_matmul.buffer-assignment.txt'}:1:1: error: this is XLA's " \
            "buffer-assignment dump" in res.stderr
     assert "Traceback" not in res.stdout + res.stderr
+
+
+def test_a_python_file_or_plain_text_is_refused_as_not_hlo(tmp_path):
+    """#35: a .py file got "unexpected string"; it is now told for what it is, located, exit 2."""
+    from typer.testing import CliRunner
+
+    from hloscope.cli.app import app
+
+    root = FIXTURES.parent
+    res = CliRunner().invoke(app, ["stats", str(root / "examples" / "mlp.py")])
+    assert res.exit_code == 2 and "mlp.py:1:1: error: this is Python source, not HLO text" in res.output
+    plain = tmp_path / "notes.txt"
+    plain.write_text("hello world\n")
+    res = CliRunner().invoke(app, ["lint", str(plain)])
+    assert res.exit_code == 2 and "no 'HloModule' or 'ENTRY'" in res.output and "Traceback" not in res.output

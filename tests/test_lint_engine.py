@@ -74,6 +74,9 @@ def test_config_from_pyproject_and_hloscope_toml(tmp_path):
     assert [r.code for r in rules] == ["H003"] and rules[0].options.ratio == 32.0
     (tmp_path / "hloscope.toml").write_text('select = ["H001"]\n')
     assert load_config(start=tmp_path).select == ["H001"]  # hloscope.toml wins
+    # the README's [tool.hloscope] form pasted into hloscope.toml reads the same
+    (tmp_path / "hloscope.toml").write_text('[tool.hloscope]\nselect = ["H002"]\n')
+    assert load_config(start=tmp_path).select == ["H002"]
 
 
 def test_rule_options_change_the_result(tmp_path):

@@ -103,4 +103,7 @@ def _read(path: Path, required: bool) -> Config | None:
         if table is None:
             return None if not required else Config(source=str(path))
         return _from_table(table, f"{path} [tool.hloscope]")
+    if set(data) == {"tool"} and isinstance(data["tool"], dict) and "hloscope" in data["tool"]:
+        # (the README's [tool.hloscope] form, pasted into hloscope.toml: the same table)
+        return _from_table(data["tool"]["hloscope"], f"{path} [tool.hloscope]")
     return _from_table(data, str(path))
