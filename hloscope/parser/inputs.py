@@ -141,22 +141,20 @@ def classify_text(text: str, path: str) -> str:
                       f"{HOW_TO_GET_HLO} (`hloscope profile` reads the profile itself)", path)
     if _MLIR.match(text[:65536]):
         return stablehlo_text(text, path)
-    window = text[:65536]
-    if "HloModule" not in window and "ENTRY" not in window:
-        raise _refuse(_what_text(head), "an HLO module starts with 'HloModule NAME' (dump one with "
+    if _is_python(head, path):
+        raise _refuse("Python source", "an HLO module starts with 'HloModule NAME' (dump one with "
                       "XLA_FLAGS=--xla_dump_to=DIR, or jax.jit(f).lower(...).compile().as_text())", path)
     return text
 
 
-_PYTHON_START = ('"""', "'''", "import ", "from ", "def ", "class ", "#!", "# ")
+_PYTHON_START = ("import ", "from ", "def ", "class ", "#!", "# ", "@")
 
 
-def _what_text(head: str) -> str:
-    """A guess at what a text that is not HLO is, for the refusal."""
-    first = head.lstrip().split("\n", 1)[0]
-    if first.startswith(_PYTHON_START):
-        return "Python source"
-    return "a text file with no 'HloModule' or 'ENTRY' in its first 64 KiB"
+def _is_python(head: str, path: str) -> bool:
+    """A Python file given in place of HLO (any other text goes to the parser: XLA also
+    accepts a bare computation, with no HloModule or ENTRY)."""
+    first = head.split("\n", 1)[0]
+    return path.endswith(".py") or first.startswith(_PYTHON_START) or first[:3] in ('"""', "'''")
 
 
 def _xprof_json(text: str) -> str | None:
