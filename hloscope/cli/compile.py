@@ -65,8 +65,6 @@ def _own_modules(folder, module: str) -> list:
     """The after-optimization text(s) of the function compiled (module `jit_<name>`), not the
     helper programs its argument function compiled (PRNG keys, initialisers); says which
     others the folder holds (their dumps stay there, for `hloscope lint FOLDER`)."""
-    import re
-
     from hloscope.dumpdir import scan
 
     mine, others = [], []
@@ -74,8 +72,7 @@ def _own_modules(folder, module: str) -> list:
         text = m.text()
         if text is None:
             continue
-        # (the module's name as its after-optimizations file states it)
-        name = re.sub(r"(\.cl_\d+)?\.(\w+_)?after_optimizations\.txt$", "", text.name.split(".", 1)[-1])
+        name = m.name.split(".cl_")[0]  # (jit_step.cl_933746096: the compile's cache key after it)
         (mine if name == module else others).append((name, text))
     if others:
         typer.echo(f"also compiled (not linted): {', '.join(sorted({n for n, _ in others}))}; "

@@ -110,14 +110,15 @@ def _xla_reports(module_file: Path, given: list[Path] | None):
 def _records(modules: list, reports, chip_name: str | None) -> list[dict]:
     from hloscope.cli.common import chip_choice
     from hloscope.cost.liveness import memory as peak
-    from hloscope.cost.resolve import chip_for
+    from hloscope.cost.resolve import choice_note
 
     out = []
     for m in modules:
         choice = chip_choice(m, chip_name)  # (a usage error for an unknown chip)
-        spec, note = chip_for(m, chip_name)
+        spec = choice.chip
         out.append(dict(peak(m).to_dict(), chip={"key": spec.key, "name": spec.name,
-                                                  "hbm_bytes": spec.hbm_bytes, "note": note,
+                                                  "hbm_bytes": spec.hbm_bytes,
+                                                  "note": choice_note(m, choice, chip_name),
                                                   "source": choice.source, "assumed": choice.assumed}))
     if reports is not None and len(out) == 1:
         out[0]["xla"] = reports.to_dict()

@@ -227,10 +227,9 @@ class CostModel:
             # XLA: each update element combined once by the scatter's computation
             shapes = self.operand_shapes(instr)
             n = max(1, (len(shapes) - 1) // 2)  # (inputs..., indices, updates...)
-            updates = shapes[n + 1] if len(shapes) > n + 1 else None
+            updated = elements(shapes[n + 1]) if len(shapes) > n + 1 else 0
             reducer = self.computation_compute(instr.called_computations[0]) if instr.called_computations else Cost()
-            c.flops = (elements(updates) if updates is not None else 0) * reducer.flops
-            c.transcendentals = (elements(updates) if updates is not None else 0) * reducer.transcendentals
+            c.flops, c.transcendentals = updated * reducer.flops, updated * reducer.transcendentals
         elif op == "sort":
             # XLA: n log2(n) comparisons over all elements of the (first) operand
             shapes = self.operand_shapes(instr)

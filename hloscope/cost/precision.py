@@ -92,12 +92,3 @@ def matmul_peak(chip: Chip, types: tuple[str, ...], precision: str = "default",
     """FLOP/s of a matmul with these operand types and precision on `chip`."""
     kind, passes = matmul_kind(types, precision, algorithm, chip.platform)
     return peak_for(chip, kind, passes)
-
-
-def describe(types: tuple[str, ...], precision: str = "default", algorithm: str | None = None,
-             platform: str = "tpu") -> str:
-    """How the matmul runs, in words: 'bf16 rate', 'bf16 x6 passes', 'TF32 tensor cores'."""
-    kind, passes = matmul_kind(types, precision, algorithm, platform)
-    unit = "MXU" if platform == "tpu" else "tensor-core" if platform == "gpu" else "FMA"
-    text = f"{kind} {unit} rate"
-    return text if passes == 1 else f"{text} / {passes} passes"

@@ -140,8 +140,15 @@ def chip_for(module, name: str | None) -> tuple[Chip, str | None]:
     chip asked for, the one its dump folder records, what the module shows, or an assumed
     one, said so); a note too when a named chip is another platform's than the module's."""
     choice = resolve_chip(module, name)
-    platform = platform_of(module)
-    if name and platform and platform != choice.chip.platform:
-        return choice.chip, (f"a {platform.upper()} module costed on {choice.chip.name} as asked; "
-                             f"its numbers are that chip's, not the machine's that compiled it")
-    return choice.chip, choice.note
+    return choice.chip, choice_note(module, choice, name)
+
+
+def choice_note(module, choice: ChipChoice, name: str | None) -> str | None:
+    """The note outputs print about a choice: the choice's own, or, for a chip asked for,
+    that it is another platform's than the module's."""
+    if name:
+        platform = platform_of(module)
+        if platform and platform != choice.chip.platform:
+            return (f"a {platform.upper()} module costed on {choice.chip.name} as asked; "
+                    f"its numbers are that chip's, not the machine's that compiled it")
+    return choice.note

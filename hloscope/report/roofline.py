@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hloscope.sharding.bounds import LINK_WORDS
 from hloscope.source import bracketed
 from hloscope.units import human_bytes, human_seconds
 
@@ -69,7 +70,7 @@ def _step_lines(step: dict, top: int = 0) -> list[str]:
     for c in cs:
         kinds[c["opcode"]] = kinds.get(c["opcode"], 0) + 1
     out.append(f"  collectives: {len(cs)} logical ({', '.join(f'{n} {k}' for k, n in kinds.items())}), "
-               f"{_t(step['collective_seconds'])} on {_links(step.get('chip', ''))}, {overlapped} overlapped hiding "
+               f"{_t(step['collective_seconds'])} on {LINK_WORDS.get(step.get('platform', ''), 'the links')}, {overlapped} overlapped hiding "
                f"{_t(step['hidden_seconds'])}")
     ranked = sorted(cs, key=lambda c: -c["exposed_seconds"] * c["times"])
     shown = ranked if top <= 0 else ranked[:top]
@@ -83,10 +84,3 @@ def _step_lines(step: dict, top: int = 0) -> list[str]:
     if len(shown) < len(ranked):
         out.append(f"    and {len(ranked) - len(shown)} more, less exposed (--top 0 lists all)")
     return out
-
-
-def _links(chip_key: str) -> str:
-    """What the chip's collectives run over, in words."""
-    if chip_key.startswith("tpu-"):
-        return "ICI"
-    return "the links" if chip_key == "cpu" else "NVLink"

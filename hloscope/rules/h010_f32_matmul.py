@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hloscope.cost.precision import matmul_kind, peak_for, precision_of
+from hloscope.cost.precision import matmul_kind, peak_for
+from hloscope.cost.roofline import matmul_spec
 from hloscope.ir import Instruction, Shape
 from hloscope.rules.base import MATMUL, Finding, InstructionRule, RuleContext, Severity
 from hloscope.rules.registry import register
@@ -32,16 +33,14 @@ class F32Matmul(InstructionRule):
     def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:
         if not ctx.is_tpu:
             return
-        shapes: list[Shape] = ctx.model.operand_shapes(instr)[:2]
-        types = tuple(s.element_type for s in shapes)
-        precision = precision_of(instr.attrs.get("operand_precision"))
-        algorithm = instr.attrs.get("algorithm")
-        kind, passes = matmul_kind(types, precision, str(algorithm) if algorithm else None, "tpu")
+        types, precision, algorithm = matmul_spec(ctx.model, instr)  # (as the roofline reads it)
+        kind, passes = matmul_kind(types, precision, algorithm, "tpu")
         if passes <= 1:
             return
         flops = ctx.model.compute(instr).flops
         if flops < self.options.min_flops:
             return
+        shapes: list[Shape] = ctx.model.operand_shapes(instr)[:2]
         what = " x ".join(str(s) for s in shapes)
         why = f"algorithm={algorithm}" if algorithm else f"precision={precision.upper()}"
         cost: dict[str, float] = {}
@@ -52,7 +51,7 @@ class F32Matmul(InstructionRule):
             f"%{instr.name} multiplies {what} at {why}: {passes} bf16 MXU passes where "
             f"DEFAULT precision takes one; {flops:.3g} FLOPs",
             evidence={"operands": [str(s) for s in shapes], "precision": precision,
-                      "algorithm": str(algorithm) if algorithm else None, "passes": passes},
+                      "algorithm": algorithm, "passes": passes},
             cost=cost,
             help="Use the default precision (drop precision=HIGHEST/HIGH, or set "
                  "jax_default_matmul_precision back to 'default'): f32 inputs then run as one bf16 "

@@ -41,11 +41,13 @@ def link_bandwidth(chip: Chip) -> float | None:
     return 2 * chip.ici_bandwidth if chip.ici_bandwidth else None
 
 
+# what a platform's collectives run over, in words (other platforms: the default given)
+LINK_WORDS = {"tpu": "ICI", "gpu": "NVLink"}
+
+
 def link_word(chip: Chip | None) -> str:
     """What the links are called on this chip's platform."""
-    if chip is None:
-        return "links"
-    return {"tpu": "ICI", "gpu": "NVLink"}.get(chip.platform, "links")
+    return LINK_WORDS.get(chip.platform if chip is not None else "", "links")
 
 
 def measured(collective, mean_seconds: float, chip: Chip | None) -> dict:

@@ -65,6 +65,7 @@ class StepTime:
     peak_flops: float = 0.0
     collectives: list[CollectiveTime] = field(default_factory=list)
     caveat: str | None = None  # why the estimate is indicative (a pre-optimization module)
+    platform: str = ""  # the chip's: what its collectives run over (sharding.bounds.LINK_WORDS)
 
     @property
     def step_seconds(self) -> float:
@@ -92,7 +93,7 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
         if c.done:
             own.add((c.computation, c.done))
     out = StepTime(module.name, chip.key, flops=report.totals.flops, peak_flops=chip.peak_flops("bf16"),
-                   caveat=stage_caveat(module))
+                   caveat=stage_caveat(module), platform=chip.platform)
     out.ops_seconds = sum(r.t_bound * r.times for key, r in rows.items() if key not in own)
     for c in collectives:
         times = times_of.get(c.computation, 1)
