@@ -114,3 +114,14 @@ def module_files(path: Path, stage: str = "after_optimizations") -> tuple[list[P
             have = ", ".join(sorted(mod.stages)) or "no module text"
             notes.append(f"{path}/{mod.id}.{mod.name}: no {stage} dump ({have})")
     return files, notes
+
+
+def program_id(path: str | Path | None, name: str) -> int | None:
+    """The program id a module's file name states: XLA's dump `module_0021.jit_dot...` or a
+    capture's program name `jit_dot.21.hlo.txt` / `jit_dot(21)` (XLA GPU profiles key their
+    ops by this id; TPU profiles use a fingerprint instead)."""
+    if not path:
+        return None
+    base = Path(str(path)).name
+    m = re.match(r"module_(\d+)\.", base) or re.match(re.escape(name) + r"(?:\.|\()(\d+)[.)]", base)
+    return int(m.group(1)) if m else None

@@ -33,6 +33,10 @@ class Chip:
     approximate: bool = False  # the entry's numbers are an order of magnitude (the generic CPU)
     sm_count: int | None = None  # GPUs: streaming multiprocessors
     shared_memory_per_sm: int | None = None  # GPUs: bytes
+    vendor: str = ""  # GPUs: "nvidia" or "amd"
+    link_domain: int | None = None  # GPUs: how many GPUs the scale-up links join
+    nic_bandwidth: float | None = None  # GPUs: scale-out network per GPU, bytes/s each way
+    link_latency_s: float | None = None  # GPUs: fixed cost of one collective step (alpha)
 
     @property
     def platform(self) -> str:

@@ -155,7 +155,7 @@ class _Builder:
 
     def _stats(self, instr: Instruction):
         t = self.opts.trace
-        return t.stats.get((self.module.name, instr.name)) if t is not None else None
+        return t.get(instr, self.module) if t is not None else None
 
     def add_node(self, g, instr: Instruction) -> None:
         cat = category(instr, self.module) if instr.opcode not in ("parameter", "constant") else "input"

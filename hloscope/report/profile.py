@@ -12,19 +12,26 @@ def _t(seconds: float) -> str:
 def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int) -> str:
     out = [f"{source}: {len(prof.events)} op events, {report['steps']} step(s), "
            f"{_t(report['step_seconds'])} of steps, idle "
-           f"{report['idle_fraction'] * 100:.1f}%; device {prof.device_kind or 'unknown'}"
+           f"{report['idle_fraction'] * 100:.1f}%; device {prof.device or prof.device_kind or 'unknown'}"
            + (f", roofline on {spec.name}" if spec else "")]
+    launches = report.get("launches") or []
+    if launches:
+        count = sum(r["count"] for r in launches)
+        out.append(f"  host: {count} kernel launch/copy call(s), {_t(sum(r['host_seconds'] for r in launches))} "
+                   f"of host time (not device time; counted apart from the kernels)")
     for w in report["warnings"]:
         out.append(f"warning: {w}")
     if with_hlo:
         out.append("  by category: " + ", ".join(f"{k} {_t(v)}" for k, v in report["categories"].items()))
         rows = report["instructions"] if top <= 0 else report["instructions"][:top]
+        several = len({r["module"] for r in report["instructions"]}) > 1
         out.append(f"  {'instruction':34} {'category':20} {'count':>6} {'total':>11} "
                    f"{'mean':>11} {'share':>6} {'roofline':>11}")
         for r in rows:
             roof = _t(r["roofline_seconds"]) if "roofline_seconds" in r else "-"
             roof += f" ({r['bound']})" if "bound" in r else ""
-            out.append(f"  {r['instruction'][:34]:34} {r['category'][:20]:20} {r['count']:6} "
+            name = f"{r['module']}/{r['instruction']}" if several else r["instruction"]
+            out.append(f"  {name[:34]:34} {r['category'][:20]:20} {r['count']:6} "
                        f"{_t(r['total_seconds']):>11} {_t(r['mean_seconds']):>11} "
                        f"{r['share'] * 100:5.1f}% {roof:>11}")
         for axis, a in report.get("collectives_by_axis", {}).items():

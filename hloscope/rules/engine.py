@@ -41,9 +41,9 @@ def _suppressed(finding: Finding, lines: list[str]) -> bool:
     return finding.code in codes or finding.name in codes or "ALL" in codes
 
 
-def _measured(f: Finding, trace) -> Finding:
+def _measured(f: Finding, trace, module) -> Finding:
     """The finding with its instruction's measured time per step (and share of the step)."""
-    s = trace.stats.get((f.module, f.instruction))
+    s = trace.stats.get((trace.label(module), f.instruction))
     if s is None:
         return f
     steps = max(trace.steps, 1)
@@ -178,6 +178,6 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
                 result.suppressed += 1
             else:
                 f = identify(f, module)
-                result.findings.append(_measured(f, trace) if trace is not None else f)
+                result.findings.append(_measured(f, trace, module) if trace is not None else f)
     result.findings.sort(key=lambda f: (-f.sort_cost, f.file, f.line, f.column, f.code))
     return result

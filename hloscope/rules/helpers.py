@@ -162,7 +162,7 @@ class TraceRule(ModuleRule):
     def measured(self, ctx: RuleContext) -> Iterator[tuple]:
         """(instruction, stats) for this module's instructions seen in the trace."""
         for instr in ctx.module.instructions():
-            s = ctx.trace.stats.get((ctx.module.name, instr.name))
+            s = ctx.trace.get(instr, ctx.module)
             if s is not None:
                 yield instr, s
 

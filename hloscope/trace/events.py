@@ -88,3 +88,6 @@ class Profile:
     counters: list[Span] = field(default_factory=list)  # _counters_ samples
     bundles: list[Span] = field(default_factory=list)  # Tensor Core LLO bundles
     programs: dict[int, str] = field(default_factory=dict)  # program id -> module name
+    # GPU captures: the launch API calls on the host, (module, program id) -> (count, host ns)
+    launches: dict[tuple[str, int | None], tuple[int, float]] = field(default_factory=dict)
+    device: str | None = None  # GPU captures: the device plane's facts, in words

@@ -36,10 +36,15 @@ class InstructionStats:
     devices: dict[str, int] = field(default_factory=dict)  # plane (or line) -> events
     device_ns: dict[str, float] = field(default_factory=dict)  # plane (or line) -> time
     async_count: int = 0  # events on an async line (overlap, not busy time)
+    # executions: runs of the op, where one run may be several kernels (a GPU library call
+    # runs 1-3 kernels back to back on its stream); `count` is events, as XProf counts them
+    executions: int = 0
 
     @property
     def mean_ns(self) -> float:
-        return self.total_ns / self.count if self.count else 0.0
+        """Time per execution of the op (all its kernels)."""
+        n = self.executions or self.count
+        return self.total_ns / n if n else 0.0
 
     def add(self, start: float, duration: float, device: str) -> None:
         self.count += 1
@@ -63,12 +68,22 @@ class TraceIndex:
     device_kind: str | None = None
     warnings: list[str] = field(default_factory=list)
     kernels: dict[tuple[str, str], KernelView] = field(default_factory=dict)  # TPU kernel views
+    labels: dict[int, str] = field(default_factory=dict)  # id(module) -> its key in `stats`
+
+    def label(self, module: Module) -> str:
+        """The module's name in `stats` keys: its name, or `name(program id)` when several
+        loaded modules share the name (a GPU capture of one function compiled for several
+        shapes runs programs `jit_dot(5)`, `jit_dot(21)`, ...)."""
+        return self.labels.get(id(module), module.name)
 
     def get(self, instr: Instruction, module: Module) -> InstructionStats | None:
-        return self.stats.get((module.name, instr.name))
+        return self.stats.get((self.label(module), instr.name))
+
+    devices: int = 1  # devices (planes) the joined ops ran on
 
     def share(self, s: InstructionStats) -> float:
-        return s.total_ns / self.step_ns if self.step_ns else 0.0
+        """The op's share of a step on one device: its time per device over the step time."""
+        return s.total_ns / self.devices / self.step_ns if self.step_ns else 0.0
 
     @property
     def idle_fraction(self) -> float:
@@ -80,30 +95,92 @@ def executed(module: Module) -> list[Instruction]:
     return [i for instrs in executed_ops(module).values() for i in instrs]
 
 
+def module_labels(modules: list[Module]) -> dict[int, str]:
+    """id(module) -> label: the name, or `name(program id)` where names repeat."""
+    from hloscope.dumpdir import program_id
+
+    count: dict[str, int] = defaultdict(int)
+    for m in modules:
+        count[m.name] += 1
+    out, seen = {}, defaultdict(int)
+    for m in modules:
+        label = m.name
+        if count[m.name] > 1:
+            pid = program_id(m.path, m.name)
+            seen[m.name] += 1
+            label = f"{m.name}({pid})" if pid is not None else f"{m.name}#{seen[m.name]}"
+        out[id(m)] = label
+    return out
+
+
+def _resolver(profile: Profile, modules: list[Module], labels: dict[int, str]):
+    """event -> (label, module) or (None, reason): by program id where the capture keys
+    programs by the ids the modules' file names state (XLA GPU: the module's unique id;
+    a TPU capture uses a fingerprint instead), else by name."""
+    from hloscope.dumpdir import program_id
+
+    by_name: dict[str, list[Module]] = defaultdict(list)
+    for m in modules:
+        by_name[m.name].append(m)
+    by_program = {(m.name, program_id(m.path, m.name)): m for m in modules}
+    ids = {(ev.module, ev.program_id) for ev in profile.events}
+    strict = {name for (name, pid) in by_program if pid is not None and (name, pid) in ids}
+
+    def find(ev) -> tuple[str | None, object]:
+        found = by_name.get(ev.module)
+        if not found:
+            return None, "module not loaded"
+        if len(found) == 1 and ev.module not in strict:
+            return labels[id(found[0])], found[0]
+        m = by_program.get((ev.module, ev.program_id))
+        if m is None:
+            return None, (f"program {ev.program_id} is none of the loaded modules named "
+                          f"{ev.module} (their program ids come from their file names)")
+        return labels[id(m)], m
+
+    return find
+
+
 def join(profile: Profile, modules: list[Module]) -> TraceIndex:
     index = TraceIndex(device_kind=profile.device_kind, warnings=list(profile.warnings))
-    by_module = {m.name: m for m in modules}
-    names = {m.name: {i.name: i for i in m.instructions()} for m in modules}
+    index.labels = labels = module_labels(modules)
+    names = {labels[id(m)]: {i.name: i for i in m.instructions()} for m in modules}
+    by_label = {labels[id(m)]: m for m in modules}
+    find = _resolver(profile, modules, labels)
+    reasons: dict[tuple[str, str], str] = {}
     unmatched: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
     runs: dict[tuple[str, object], list[float]] = {}
+    last: dict[str, tuple] = {}  # device line -> (op, run) of its last event
+    planes: set[str] = set()
     for ev in profile.events:
-        instr = names.get(ev.module, {}).get(ev.hlo_op)
+        label, why = find(ev)
+        instr = names[label].get(ev.hlo_op) if label is not None else None
         if instr is None:
-            u = unmatched[(ev.module, ev.hlo_op)]
+            where = (label or (f"{ev.module}({ev.program_id})" if why != "module not loaded"
+                               else ev.module), ev.hlo_op)
+            reasons.setdefault(where, "no such instruction" if label is not None else why)
+            u = unmatched[where]
             u[0] += 1
             u[1] += ev.duration_ns
             continue
-        key = (ev.module, instr.name)
+        key = (label, instr.name)
         s = index.stats.get(key)
         if s is None:
             s = index.stats[key] = InstructionStats(
-                ev.module, instr.name, instr.computation, instr.opcode,
-                category(instr, by_module[ev.module]))
+                label, instr.name, instr.computation, instr.opcode,
+                category(instr, by_label[label]))
         s.add(ev.start_ns, ev.duration_ns, ev.plane or ev.device)
+        # a GPU op may run as several kernels back to back on its stream, in one execution
+        # of its program; every other event is one run of its op
+        run_key = (key, ev.run_id)
+        if ev.run_id is None or not ev.plane.startswith("/device:GPU") or last.get(ev.device) != run_key:
+            s.executions += 1
+        last[ev.device] = run_key
+        planes.add(ev.plane or ev.device)
         if ev.is_async:
             s.async_count += 1
             continue  # it overlaps the ops that run meanwhile: not busy time of its own
-        run = (ev.device, ev.run_id if ev.run_id is not None else 0)
+        run = (ev.device, (label, ev.run_id if ev.run_id is not None else 0))
         span = runs.setdefault(run, [ev.start_ns, ev.start_ns + ev.duration_ns, 0.0, []])
         span[0] = min(span[0], ev.start_ns)
         span[1] = max(span[1], ev.start_ns + ev.duration_ns)
@@ -112,7 +189,7 @@ def join(profile: Profile, modules: list[Module]) -> TraceIndex:
         unmatched[(module, aggregated_op)] = [count, total]
     index.unmatched = [
         {"module": m, "hlo_op": op, "count": int(c), "total_seconds": t * 1e-9,
-         "reason": "module not loaded" if m not in names else "no such instruction"}
+         "reason": reasons.get((m, op)) or ("module not loaded" if m not in names else "no such instruction")}
         for (m, op), (c, t) in sorted(unmatched.items(), key=lambda kv: -kv[1][1])
     ]
     # Steps: one per run id; a step lasts from its first op to its last on the busiest device.
@@ -122,18 +199,20 @@ def join(profile: Profile, modules: list[Module]) -> TraceIndex:
         prev = per_run.get(run)
         if prev is None or busy > prev[1]:
             per_run[run] = (end - start, busy)
+    index.devices = max(len(planes), 1)
     index.steps = len(per_run)
     index.step_ns = sum(span for span, _ in per_run.values())
     index.busy_ns = sum(busy for _, busy in per_run.values())
-    kernels = {(m.name, i.name) for m in modules for i in m.instructions()
-               if i.opcode == "custom-call" and (m.name, i.name) in index.stats
+    kernels = {(m.name, i.name) for m in modules for i in m.instructions()  # TPU: by name
+               if i.opcode == "custom-call" and (labels[id(m)], i.name) in index.stats
                and i.attr("custom_call_target", "") == "tpu_custom_call"}
     index.kernels = kernel_views(profile, kernels)
     seen = set(index.stats)
     for m in modules:
-        if any(k[0] == m.name for k in seen):
-            index.unseen.extend((m.name, i.computation, i.name) for i in executed(m)
-                                if (m.name, i.name) not in seen)
+        label = labels[id(m)]
+        if any(k[0] == label for k in seen):
+            index.unseen.extend((label, i.computation, i.name) for i in executed(m)
+                                if (label, i.name) not in seen)
     return index
 
 
@@ -175,13 +254,14 @@ def mismatch(profile: Profile, index: TraceIndex, modules: list[Module]) -> str 
     problems = []
     for m in modules:
         ops = linked = 0
+        label = index.label(m)
         for comp, instrs in executed_ops(m).items():
-            here = sum(1 for i in instrs if (m.name, i.name) in index.stats)
+            here = sum(1 for i in instrs if (label, i.name) in index.stats)
             if here or (m.entry is not None and comp == m.entry.name):
                 ops += len(instrs)
                 linked += here
         if linked == 0 or linked * 2 < ops:
-            problems.append(f"{m.name}: {linked} of its {ops} ops appear in the trace")
+            problems.append(f"{label}: {linked} of its {ops} ops appear in the trace")
     if not problems:
         return None
     counts: dict[str, int] = defaultdict(int)

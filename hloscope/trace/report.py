@@ -23,10 +23,15 @@ def detect_chip(device_kind: str | None) -> Chip | None:
 
 
 def raw_ops(profile: Profile) -> list[dict]:
-    """Per (module, hlo_op) totals straight from the events, joined or not."""
+    """Per (module, hlo_op) totals straight from the events, joined or not; a module name
+    that several programs share is told apart by program id (`jit_dot(21)`)."""
     table: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    programs: dict[str, set] = defaultdict(set)
     for ev in profile.events:
-        row = table[(ev.module, ev.hlo_op)]
+        programs[ev.module].add(ev.program_id)
+    for ev in profile.events:
+        module = f"{ev.module}({ev.program_id})" if len(programs[ev.module]) > 1 else ev.module
+        row = table[(module, ev.hlo_op)]
         row[0] += 1
         row[1] += ev.duration_ns
     for key, (count, total) in profile.aggregated.items():
@@ -42,9 +47,9 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
     from hloscope.mlir.cost import body_costs
 
     # kernels without a cost_estimate are costed from their bodies (XProf reports 0 FLOPs)
-    models = {m.name: CostModel(m, kernel_costs=body_costs(m)) for m in modules}
-    links = {m.name: module_collectives(m, chip) for m in modules}
-    instructions = {m.name: {i.name: i for i in m.instructions()} for m in modules}
+    models = {index.label(m): CostModel(m, kernel_costs=body_costs(m)) for m in modules}
+    links = {index.label(m): module_collectives(m, chip) for m in modules}
+    instructions = {index.label(m): {i.name: i for i in m.instructions()} for m in modules}
     rows = []
     categories: dict[str, float] = defaultdict(float)
     for (mod, name), s in sorted(index.stats.items(), key=lambda kv: -kv[1].total_ns):
@@ -53,7 +58,8 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
         mean = s.mean_ns * 1e-9
         row = {
             "module": mod, "instruction": name, "computation": s.computation, "opcode": s.opcode,
-            "category": s.category, "count": s.count, "total_seconds": s.total_ns * 1e-9,
+            "category": s.category, "count": s.count, "executions": s.executions or s.count,
+            "total_seconds": s.total_ns * 1e-9,
             "mean_seconds": mean, "min_seconds": s.min_ns * 1e-9, "max_seconds": s.max_ns * 1e-9,
             "share": index.share(s), "flops": cost.flops, "bytes": cost.padded_bytes,
             "achieved_flops_per_s": cost.flops / mean if mean else 0.0,
@@ -78,6 +84,9 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
         "version": 1,
         "trace": profile.path,
         "device_kind": profile.device_kind,
+        "device": profile.device,
+        "launches": [{"module": m, "program_id": p, "count": c, "host_seconds": t * 1e-9}
+                     for (m, p), (c, t) in sorted(profile.launches.items(), key=lambda kv: -kv[1][1])],
         "chip": chip.key if chip else None,
         "steps": index.steps,
         "step_seconds": index.step_ns * 1e-9,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 from pathlib import Path
 
+from hloscope.trace.gpu import Executions, device_chip, is_gpu_plane
 from hloscope.trace.events import (
     MODULE_SUFFIX,
     OpEvent,
@@ -80,11 +81,30 @@ def load_xplane(p: Path, data: bytes, max_events: int) -> Profile:
         raise TraceError(f"not a valid XSpace protobuf, truncated or corrupt ({e})", str(p)) from None
     prof = Profile(str(p))
     count = 0
-    for plane in pd.planes:
+    planes = list(pd.planes)
+    gpu = any(is_gpu_plane(plane.name) for plane in planes)
+    executions = Executions() if gpu else None
+    if executions is not None:  # host launches and executions first: kernels need them
+        for plane in planes:
+            if plane.name.startswith("/host:"):
+                for line in plane.lines:
+                    executions.add_host_line(f"{plane.name}/{line.name}", line.events)
+        executions.finish()
+        prof.launches = {k: (int(c), t) for k, (c, t) in executions.launches.items()}
+    for plane in planes:
         stats = dict(plane.stats)
         kind = stats.get("device_type_string") or stats.get("device_kind") or stats.get("chip")
+        if executions is not None and is_gpu_plane(plane.name) and prof.device is None:
+            key, words = device_chip(stats)
+            prof.device = words
+            kind = key or kind
+            if key is None and words != "GPU":
+                prof.warnings.append(f"{plane.name}: {words}: no chip in the table has these facts; "
+                                     "--chip NAME (or --chip-file) sets the roofline's chip")
         if kind and prof.device_kind is None:
             prof.device_kind = str(kind)
+        if executions is not None and plane.name.startswith("/host:"):
+            continue  # launch calls, not device time (counted in prof.launches)
         if plane.name.startswith("/host:CPU") and prof.device_kind is None and "cpu" in plane.name.lower():
             prof.device_kind = "cpu"
         lines = list(plane.lines)
@@ -108,11 +128,15 @@ def load_xplane(p: Path, data: bytes, max_events: int) -> Profile:
                 count += 1
                 if count > max_events:
                     raise TraceError(f"more than {max_events} op events (--max-events)", str(p))
+                if st.get("run_id") is not None:
+                    run = as_int(st.get("run_id"))
+                elif executions is not None:
+                    run = executions.run_of(st.get("correlation_id"))
+                pid = as_int(st.get("program_id"))
                 prof.events.append(OpEvent(
                     module=MODULE_SUFFIX.sub("", str(st.get("hlo_module") or module)), hlo_op=str(op),
                     device=device, start_ns=float(ev.start_ns), duration_ns=float(ev.duration_ns),
-                    program_id=as_int(st.get("program_id")) or program,
-                    run_id=as_int(st.get("run_id")) if st.get("run_id") is not None else run,
+                    program_id=pid if pid is not None else program, run_id=run,
                     plane=plane.name, is_async=bool(is_async)))
     return prof
 
