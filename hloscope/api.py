@@ -110,7 +110,7 @@ class Program:
         return kernels(self.module)
 
     def sharding(self, chip: str | None = None):
-        """(mesh, collectives) of the module: groups, axes, bytes, ICI time."""
+        """(mesh, collectives) of the module: groups, axes, bytes, link time."""
         from hloscope.sharding import analyze
 
         return analyze(self.module, self.chip(chip).chip)

@@ -173,3 +173,44 @@ def test_gpu_entries_agree_with_xla_target_configs(config, key):
     for dtype, rate in peaks.items():
         if dtype in xla:  # (A100's and V100's configs state no matrix-unit rates)
             assert rate == pytest.approx(xla[dtype], rel=0.01), dtype
+
+
+def _gpu_corpus_modules():
+    for folder in (CORPUS / "gpu", CORPUS / "alpa-gpu-dumps"):
+        for path in sorted(folder.rglob("*")):
+            if path.suffix in (".hlo", ".txt") and "-buffer-assignment" not in path.name \
+                    and "SOURCES" not in path.name:
+                try:
+                    modules = load(path)
+                except Exception:  # noqa: BLE001 - (XLA's multi-module test files: #38)
+                    continue
+                yield from ((path, m) for m in modules)
+
+
+@pytest.mark.skipif(not (CORPUS / "gpu").is_dir(), reason="corpus not present")
+def test_no_gpu_module_in_the_corpus_is_costed_on_a_cpu_or_tpu_entry():
+    """Every real GPU module that shows anything of its compile (library calls, GPU backend
+    configs, the GPU scheduler's fingerprint_before_lhs, command buffers, a dump name's
+    sm_XX, its folder's) is costed on a GPU; only XLA test inputs that state no platform at
+    all (unoptimized, unscheduled) get an assumed chip, said to be assumed."""
+    from hloscope.cost.chips import platform_of
+
+    checked = stateless = 0
+    for path, m in _gpu_corpus_modules():
+        choice = resolve_chip(m)
+        if choice.chip.platform != "gpu":
+            assert platform_of(m) is None and capability(m.path) is None, path.name
+            assert choice.assumed and m.attrs.get("is_scheduled") != "true", path.name
+            stateless += 1
+        checked += 1
+    assert checked > 50 and stateless <= 4
+
+
+@pytest.mark.skipif(not (CORPUS / "gpu").is_dir(), reason="corpus not present")
+def test_sharding_and_roofline_cost_a_gpu_module_on_the_same_chip():
+    path = CORPUS / "gpu" / "xla-tests" / "xla_xplane_profile_module.hlo"
+    roof = json.loads(runner.invoke(app, ["roofline", str(path), "--format", "json"]).stdout)
+    shard = json.loads(runner.invoke(app, ["sharding", str(path), "--format", "json"]).stdout)
+    keys = {r["chip"]["key"] for r in roof["modules"]}
+    assert keys == {"h100"}
+    assert json.dumps(shard).count('"links": "NVLink"') >= 1

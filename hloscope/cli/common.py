@@ -36,12 +36,15 @@ NoCacheOpt = Annotated[
         "Do not read or write the on-disk cache of parsed modules and findings."))
 ]
 ChipOpt = Annotated[str, typer.Option("--chip", "-c", help=(
-    "Chip from the table: v4, v5e, v5p, v6e, v7x, v100, a100, h100, h200, cpu, or one from "
-    "--chip-file."))]
+    "Chip from the table: v4, v5e, v5p, v6e, v7x, v100, a100, h100, h200, b200, gb200, mi300x, "
+    "mi355x, cpu, or one from --chip-file."))]
 AutoChipOpt = Annotated[str | None, typer.Option("--chip", "-c", help=(
-    "Chip from the table: v4, v5e, v5p, v6e, v7x, v100, a100, h100, h200, cpu, or one from "
-    "--chip-file (default: the chip `hloscope compile` recorded in the dump folder, else what "
+    "Chip from the table: v4, v5e, v5p, v6e, v7x, v100, a100, h100, h200, b200, gb200, mi300x, "
+    "mi355x, cpu, or one from --chip-file (default: the chip `hloscope compile` recorded in the dump folder, else what "
     "the module shows (a GPU dump's sm_XX, a CPU module), else an assumed one, said so)."))]
+GpusPerNodeOpt = Annotated[int | None, typer.Option("--gpus-per-node", min=1, help=(
+    "GPUs joined by NVLink / Infinity Fabric (one node, or a GB200 NVL72 rack): collectives "
+    "whose groups span more run over the network (default: the chip's, 8 on DGX/HGX)."))]
 ChipFileOpt = Annotated[Path | None, typer.Option("--chip-file", help=(
     "TOML file of your own chips, one table each with chips.toml's fields (name, "
     "peak_bf16_flops, peak_f32_flops, hbm_bandwidth, hbm_bytes, ...); --chip names one, or "
@@ -207,8 +210,12 @@ def chip(name: str):
         fail(f"error: {e.args[0]}")
 
 
-def chip_file(path: Path | None, name: str | None) -> str | None:
-    """Register --chip-file's chips; the chip name to use: --chip, else the file's only chip."""
+def chip_file(path: Path | None, name: str | None, gpus_per_node: int | None = None) -> str | None:
+    """Register --chip-file's chips (and --gpus-per-node); the chip name to use: --chip, else
+    the file's only chip."""
+    from hloscope.cost.chips import set_link_domain
+
+    set_link_domain(gpus_per_node)  # (None clears an earlier command's, in one process)
     if path is None:
         return name
     from hloscope.cost.chips import ChipFileError, load_chip_file

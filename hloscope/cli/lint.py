@@ -11,6 +11,7 @@ import typer
 
 from hloscope.cli.common import (
     ChipFileOpt,
+    GpusPerNodeOpt,
     Format,
     NoCacheOpt,
     StrictOpt,
@@ -43,6 +44,7 @@ def lint(
         "time estimates (default: the one `hloscope compile` recorded, else what the module "
         "shows, else an assumed one, against which no capacity verdict is given)."))] = None,
     chip_file_path: ChipFileOpt = None,
+    gpus_per_node: GpusPerNodeOpt = None,
     config: Annotated[Path | None, typer.Option("--config", help="hloscope.toml or pyproject.toml to use (default: nearest one).")] = None,
     baseline: Annotated[Path | None, typer.Option("--baseline", help="Ignore findings recorded in this baseline file.")] = None,
     write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Record the current findings as the baseline and exit 0.")] = None,
@@ -98,7 +100,7 @@ def lint(
             from hloscope.cost.chips import add_chips
 
             add_chips(cfg.chips, f"{cfg.source} [chips]")
-        chip = chip_file(chip_file_path, chip)
+        chip = chip_file(chip_file_path, chip, gpus_per_node)
         opts = merge(cfg, split_list(select), split_list(ignore), chip)
         threshold = Severity.parse(fail_on or cfg.fail_on)
     except (ConfigError, ValueError) as e:

@@ -10,6 +10,7 @@ import typer
 from hloscope.cli.common import (
     Format,
     FormatOpt,
+    GpusPerNodeOpt,
     NoCacheOpt,
     emit,
     fail,
@@ -28,6 +29,7 @@ def profile(
     max_bytes: Annotated[int, typer.Option("--max-bytes", help="Largest (decompressed) profile to read.")] = 2 << 30,
     max_events: Annotated[int, typer.Option("--max-events", help="Most op events to read.")] = 50_000_000,
     allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Report even when the trace links fewer than half of a --hlo module's ops (by default an error: the trace is of another program).")] = False,
+    gpus_per_node: GpusPerNodeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """The HLO op profile: measured time per instruction and category, vs. the roofline.
@@ -35,6 +37,9 @@ def profile(
     Example: hloscope profile /tmp/jax-trace --hlo module.hlo.txt
     """
     use_cache(no_cache)
+    from hloscope.cost.chips import set_link_domain
+
+    set_link_domain(gpus_per_node)
     from hloscope.trace import TraceError, join, load_profile, mismatch
     from hloscope.trace.report import detect_chip, profile_report
 

@@ -9,6 +9,7 @@ import typer
 from hloscope.cli.common import (
     AutoChipOpt,
     ChipFileOpt,
+    GpusPerNodeOpt,
     FileArg,
     Format,
     FormatOpt,
@@ -28,17 +29,18 @@ def roofline(
     no_trip_counts: Annotated[bool, typer.Option("--no-trip-counts", help="Count loop bodies once (XLA's cost_analysis convention).")] = False,
     no_cache: NoCacheOpt = False,
     chip_file_path: ChipFileOpt = None,
+    gpus_per_node: GpusPerNodeOpt = None,
 ) -> None:
     """Per-instruction FLOPs, bytes, intensity and compute/memory time on a chip, and the
     step-time estimate: every op at its roofline time plus the communication that compute
-    does not hide (each logical collective at its ICI time; an async one hidden by the
+    does not hide (each logical collective at its link time: ICI, or NCCL over NVLink and the network; an async one hidden by the
     compute scheduled between its start and its done), exposed communication and MFU.
 
     Examples:
       hloscope roofline fixtures/tpu/transformer_v5p.hlo.txt --chip v5p
       hloscope roofline fixtures/tpu/fsdp_async_fusion_v5p.hlo.txt --chip v5p --top 5
     """
-    chip_name = chip_file(chip_file_path, chip_name)
+    chip_name = chip_file(chip_file_path, chip_name, gpus_per_node)
     if chip_name:
         chip(chip_name)
 

@@ -1,4 +1,4 @@
-"""`hloscope sharding`: collectives, device groups, mesh axes, bytes and ICI time."""
+"""`hloscope sharding`: collectives, device groups, mesh axes, bytes and link time (ICI, NVLink, network)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import typer
 from hloscope.cli.common import (
     AutoChipOpt,
     ChipFileOpt,
+    GpusPerNodeOpt,
     FileArg,
     Format,
     FormatOpt,
@@ -27,12 +28,13 @@ def sharding(
     groups: Annotated[bool, typer.Option("--groups", help="Print every device group (text format).")] = False,
     no_cache: NoCacheOpt = False,
     chip_file_path: ChipFileOpt = None,
+    gpus_per_node: GpusPerNodeOpt = None,
 ) -> None:
-    """Per-collective table: groups, mesh axis, bytes, global shape, async overlap, ICI time.
+    """Per-collective table: groups, mesh axis, bytes, global shape, async overlap, link time (ICI on TPUs; NVLink/network with latency on GPUs).
 
     Example: hloscope sharding fixtures/tpu/scaling_book_v5p.hlo.txt --chip v5p
     """
-    chip_name = chip_file(chip_file_path, chip_name)
+    chip_name = chip_file(chip_file_path, chip_name, gpus_per_node)
 
     def run(modules: list) -> None:
         from hloscope.report.sharding import sharding_text

@@ -66,6 +66,20 @@ def chips() -> dict[str, Chip]:
 _FIELDS = {f.name for f in fields(Chip)} - {"key"}
 _REQUIRED = ("name", "peak_bf16_flops", "peak_f32_flops", "hbm_bandwidth", "hbm_bytes")
 _USER: dict[str, Chip] = {}  # chips from --chip-file / a [chips] table, by key
+_DOMAIN: list[int] = []  # --gpus-per-node: the GPU link domain size every GPU chip gets
+
+
+def set_link_domain(gpus: int | None) -> None:
+    """Set (None: clear) how many GPUs the scale-up links join, for every GPU chip."""
+    _DOMAIN[:] = [gpus] if gpus else []
+
+
+def _with_domain(chip: Chip) -> Chip:
+    if _DOMAIN and chip.platform == "gpu" and chip.link_domain != _DOMAIN[0]:
+        from dataclasses import replace
+
+        return replace(chip, link_domain=_DOMAIN[0])
+    return chip
 
 
 class ChipFileError(ValueError):
@@ -124,7 +138,12 @@ def load_chip_file(path: str | Path) -> list[Chip]:
 
 def get_chip(name: str) -> Chip:
     """A chip by key (`tpu-v5e`), short name (`v5e`), device kind ('TPU v5 lite'), a key
-    from a chip file, or the path of a chip file holding one chip."""
+    from a chip file, or the path of a chip file holding one chip (a GPU with the link
+    domain --gpus-per-node set)."""
+    return _with_domain(_get_chip(name))
+
+
+def _get_chip(name: str) -> Chip:
     if name.strip().endswith(".toml"):
         found = load_chip_file(name.strip())
         if len(found) != 1:
@@ -146,7 +165,8 @@ def get_chip(name: str) -> Chip:
     return table[key]
 
 
-_GPU_TARGETS = ("__cublas", "__cudnn", "__triton", "__gpu", "__nccl", "te_", "cu_threefry")
+_GPU_TARGETS = ("__cublas", "__cudnn", "__triton", "__gpu", "__nccl", "te_", "cu_threefry", "CuteDSL",
+                "xla.gpu.", "__hipblas", "__miopen")
 # keys only XLA's GPU backend writes into backend_config (gpu_backend_config.proto)
 _GPU_CONFIG = ("operation_queue_id", "force_earliest_schedule", "gemm_backend_config",
                "fusion_backend_config", "cudnn_conv_backend_config", "cudnn_fmha_backend_config",
@@ -162,6 +182,11 @@ def platform_of(module) -> str | None:
 
     if has_tiled_layouts(module):
         return "tpu"
+    # XLA's GPU scheduler stamps the module it schedules (gpu_hlo_schedule.h kFingerprintBeforeLHS)
+    if "fingerprint_before_lhs" in (module.attrs.get("frontend_attributes") or ""):
+        return "gpu"
+    if any(c.name.startswith("command_buffer") for c in module.computations):  # GPU command buffers
+        return "gpu"
     for instr in module.instructions():
         if instr.opcode == "custom-call" and str(instr.attr("custom_call_target") or "").startswith(_GPU_TARGETS):
             return "gpu"

@@ -94,7 +94,12 @@ def capability(path: str | Path | None) -> tuple[int, int] | None:
     p = Path(path)
     m = _SM.search(p.name)
     if not m and (mid := _MODULE_ID.match(p.name)):
-        m = _stated_beside(str(p.parent)).get(mid.group(1))
+        stated = _stated_beside(str(p.parent))
+        m = stated.get(mid.group(1))
+        if m is None and len({s.group(1) for s in stated.values()}) == 1:
+            # (a pass dump of a module with no optimized file here: one process dumps for one
+            # GPU, so the capability every other module of the folder states)
+            m = next(iter(stated.values()))
     if not m:
         return None
     text = m.group(1)

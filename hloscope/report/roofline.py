@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from hloscope.sharding.bounds import LINK_WORDS
 from hloscope.source import bracketed
 from hloscope.units import human_bytes, human_seconds
 
@@ -70,7 +69,7 @@ def _step_lines(step: dict, top: int = 0) -> list[str]:
     for c in cs:
         kinds[c["opcode"]] = kinds.get(c["opcode"], 0) + 1
     out.append(f"  collectives: {len(cs)} logical ({', '.join(f'{n} {k}' for k, n in kinds.items())}), "
-               f"{_t(step['collective_seconds'])} on {LINK_WORDS.get(step.get('platform', ''), 'the links')}, {overlapped} overlapped hiding "
+               f"{_t(step['collective_seconds'])} on {step.get('links') or 'the links'}, {overlapped} overlapped hiding "
                f"{_t(step['hidden_seconds'])}")
     ranked = sorted(cs, key=lambda c: -c["exposed_seconds"] * c["times"])
     shown = ranked if top <= 0 else ranked[:top]

@@ -22,7 +22,8 @@ def sharding_text(results: list[tuple], per_axis: list[dict], groups: bool) -> s
             fused = f" (all-reduce + %{c.scattered_by}, fused by XLA)" if c.scattered_by else ""
             out.append(f"  {c.instruction}: {c.opcode}{fused} over {c.axis}, {c.num_groups} group(s) of "
                        f"{c.group_size}, {human_bytes(c.bytes, 2)}/device -> "
-                       f"{human_bytes(c.moved_bytes, 2)} moved, ~{est}, {mode}")
+                       f"{human_bytes(c.moved_bytes, 2)} moved, ~{est}"
+                       + (f" on {c.links}" if c.links and c.est_seconds else "") + f", {mode}")
             out.append(f"      global shape {c.global_shape}; first group {c.groups[0] if c.groups else []}")
             for src in c.sources:
                 if src["local_shape"] != src["global_shape"]:

@@ -133,10 +133,8 @@ def collective_instruction(ctx: RuleContext, c) -> Instruction:
 
 
 def ici_time(c, ctx: RuleContext | None = None) -> str:
-    """", ~5.83 us on ICI" (NVLink on a GPU module, links on a CPU one)."""
-    from hloscope.sharding.bounds import LINK_WORDS
-
-    word = LINK_WORDS.get(ctx.platform if ctx is not None else "tpu", "the links")
+    """", ~5.83 us on ICI" (NVLink, Infinity Fabric or the network on a GPU module)."""
+    word = getattr(c, "links", "") or "the links"
     return f", ~{human_seconds(c.est_seconds)} on {word}" if c.est_seconds else ""
 
 

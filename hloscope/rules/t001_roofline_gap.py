@@ -47,7 +47,7 @@ class RooflineGap(TraceRule):
             # a collective's is the time its bytes take over the links)
             collective = links.get(instr.name)
             if collective is not None and collective.est_seconds:
-                bound, what = collective.est_seconds, f"{link_word(ctx.chip)} bound"
+                bound, what = collective.est_seconds, f"{collective.links or link_word(ctx.chip)} bound"
             else:
                 bound, what = max(op_times(ctx.model, ctx.chip, instr, c)), "roofline bound"
             mean = s.mean_ns * 1e-9

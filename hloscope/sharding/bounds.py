@@ -37,27 +37,31 @@ def module_collectives(module: Module, chip: Chip | None) -> dict[str, object]:
 
 
 def link_bandwidth(chip: Chip) -> float | None:
-    """Bytes per second a ring over one axis moves per device: two one-way links."""
-    return 2 * chip.ici_bandwidth if chip.ici_bandwidth else None
-
-
-# what a platform's collectives run over, in words (other platforms: the default given)
-LINK_WORDS = {"tpu": "ICI", "gpu": "NVLink"}
+    """Bytes per second a collective moves per device at best: on a TPU a ring over one
+    axis, two one-way ICI links; on a GPU the one-way scale-up link (NCCL's bus bandwidth)."""
+    if not chip.ici_bandwidth:
+        return None
+    return chip.ici_bandwidth if chip.platform == "gpu" else 2 * chip.ici_bandwidth
 
 
 def link_word(chip: Chip | None) -> str:
-    """What the links are called on this chip's platform."""
-    return LINK_WORDS.get(chip.platform if chip is not None else "", "links")
+    """What the scale-up links are called on this chip: ICI, NVLink, Infinity Fabric."""
+    from hloscope.sharding.links import scale_up_word
+
+    return scale_up_word(chip)
 
 
 def measured(collective, mean_seconds: float, chip: Chip | None) -> dict:
     """The link figures of one measured collective: its link time (the bound), axis, the
     bandwidth it achieved and that bandwidth's share of the links' peak."""
     out = {"axis": collective.axis, "moved_bytes": collective.moved_bytes,
-           "link_seconds": collective.est_seconds, "links": link_word(chip)}
+           "link_seconds": collective.est_seconds,
+           "links": getattr(collective, "links", "") or link_word(chip)}
     if mean_seconds > 0:
         out["link_bytes_per_s"] = collective.moved_bytes / mean_seconds
         peak = link_bandwidth(chip) if chip is not None else None
+        if peak and getattr(collective, "crosses_domains", False):
+            peak = None  # (across nodes the network bounds it: no single link peak)
         if peak:
             out["link_share"] = out["link_bytes_per_s"] / peak
     return out

@@ -9,8 +9,9 @@ state tuple of the one before), never by channel_id, which clones of several may
 
 Ring costs per device (n = group size, B = bytes): all-gather (n-1)/n of its
 result, reduce-scatter (n-1)/n of its operand, all-reduce 2(n-1)/n, all-to-all
-(n-1)/n, collective-permute B. Time = moved bytes / (2 x the chip's one-way
-per-link ICI bandwidth): a bidirectional ring over one mesh axis.
+(n-1)/n, collective-permute B. Time: hloscope.sharding.links (TPU: moved bytes / (2 x the
+chip's one-way per-link ICI bandwidth), a bidirectional ring over one mesh axis; GPU: NCCL's
+alpha-beta model over NVLink inside a node and the network across nodes).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from hloscope.ir import Computation, Instruction, Module, Shape
 from hloscope.ir.opcodes import COLLECTIVES, MAY_BE_COLLECTIVE
 from hloscope.ir.values import ReplicaGroups
 from hloscope.sharding.chains import fused_chains
+from hloscope.sharding.links import link_time
 from hloscope.sharding.mesh import (
     Mesh,
     device_count,
@@ -77,6 +79,8 @@ class Collective:
     clones: list[str] = field(default_factory=list)  # the copies inside fusions, if cloned
     continuations: list[str] = field(default_factory=list)  # a cloned chain's middle fusions
     scattered_by: str = ""  # an all-reduce whose one user keeps 1/n of it: a reduce-scatter
+    links: str = ""  # what its time is bound by: ICI, NVLink, network (sharding.links)
+    crosses_domains: bool = False  # GPU: its group spans scale-up domains (nodes)
 
     _sources: list[dict] | None = field(default=None, repr=False, compare=False)
 
@@ -370,15 +374,17 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             if done_instr is not None:
                 done = done_instr.name
                 overlap = _between(comp, instr, done_instr, model, positions)
+        group_list = [list(g) for g in groups]
+        link = link_time(chip, op, moved, n, group_list, operand_bytes)
         collectives.append(Collective(
             module=module.name, computation=where.name, instruction=named.name, opcode=op,
             is_async=is_async, done=done,
             group_size=n if op != "collective-permute" else len(groups),
             num_groups=len(groups) if op != "collective-permute" else 1,
-            groups=[list(g) for g in groups], axis=axis,
+            groups=group_list, axis=axis,
             strides=[list(f) for f in (factors or [])], bytes=operand_bytes,
             result_bytes=result_bytes, moved_bytes=moved, global_shape=gshape, sources_fn=sources,
-            est_seconds=(moved / (2 * chip.ici_bandwidth)) if chip and chip.ici_bandwidth else None,
+            est_seconds=link.seconds, links=link.links, crosses_domains=link.crosses_domains,
             overlap_instructions=overlap[0], overlap_flops=overlap[1],
             line=named.line, column=named.column, clones=clones, continuations=continuations,
             scattered_by=scattered_by,

@@ -4,7 +4,8 @@ The model, per device (an SPMD module after partitioning is one device's program
 - every op that is not a collective takes its roofline time, max(compute, memory), times how
   often it runs (loop trip counts);
 - every logical collective (an async pair, or a chain of async collective fusions, is one)
-  takes its ICI time from hloscope.sharding.collectives: bytes moved per device over a
+  takes its link time from hloscope.sharding.links (on GPUs NCCL's alpha-beta model over
+  NVLink and the network; on TPUs:) bytes moved per device over a
   bidirectional ring on one mesh axis, (n-1)/n of the gathered array for an all-gather, twice
   that for an all-reduce ("How to Scale Your Model", jax-ml.github.io/scaling-book, part 3:
   an all-gather costs about V / W_ici, an all-reduce twice as much); a chip with no ICI figure
@@ -65,7 +66,8 @@ class StepTime:
     peak_flops: float = 0.0
     collectives: list[CollectiveTime] = field(default_factory=list)
     caveat: str | None = None  # why the estimate is indicative (a pre-optimization module)
-    platform: str = ""  # the chip's: what its collectives run over (sharding.bounds.LINK_WORDS)
+    platform: str = ""  # the chip's platform
+    links: str = ""  # what its collectives run over, in words (sharding.links)
 
     @property
     def step_seconds(self) -> float:
@@ -94,6 +96,8 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
             own.add((c.computation, c.done))
     out = StepTime(module.name, chip.key, flops=report.totals.flops, peak_flops=chip.peak_flops("bf16"),
                    caveat=stage_caveat(module), platform=chip.platform)
+    words = sorted({c.links for c in collectives if c.links})
+    out.links = " and ".join(words)
     out.ops_seconds = sum(r.t_bound * r.times for key, r in rows.items() if key not in own)
     for c in collectives:
         times = times_of.get(c.computation, 1)
