@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import CORPUS, FIXTURES
 
 from hloscope.lint import LintOptions, lint_files
 from hloscope.parser import load
@@ -82,7 +82,17 @@ def test_rule_fixtures_are_labelled_real_compiler_output():
     generated = {entry["file"] for entry in manifest.values()}
     for case in CASES:
         rel = str(case.relative_to(FIXTURES))
-        first = case.read_text().splitlines()[0]
+        text = case.read_text()
+        first = text.splitlines()[0]
+        if first.startswith("// CORPUS "):  # real output copied from the corpus, unchanged
+            source = CORPUS / first.split()[2].rstrip(":")
+            if source.exists():
+                assert text[len(first) + 1:] == source.read_text(), rel
+            trace = trace_of(case)
+            if trace is not None:  # its capture, copied too, named on that line
+                capture = CORPUS / first.split("trace: ", 1)[1].strip()
+                assert not capture.exists() or capture.read_bytes() == trace.read_bytes(), rel
+            continue
         assert rel in generated or first.startswith("// HAND-WRITTEN"), rel
         trace = trace_of(case)
         if trace is not None and trace.suffix == ".json":  # hand-written traces say so inside

@@ -15,7 +15,7 @@ from hloscope.rules.base import Rule
 REGISTRY: dict[str, type[Rule]] = {}
 
 # A built-in rule's module: its code in lower case, then its name (h001_defensive_copy).
-RULE_MODULE = re.compile(r"([fhktx]\d{3})_[a-z0-9_]+\.py")
+RULE_MODULE = re.compile(r"([fghktx]\d{3})_[a-z0-9_]+\.py")
 
 
 def register(cls: type[Rule]) -> type[Rule]:

@@ -29,6 +29,9 @@ class RooflineGap(TraceRule):
         # a warning only from this ratio, no error
         approximate_ratio: float = 3.0
         min_seconds: float = 10e-6
+        # GPUs: what a kernel costs however small (launch, ramp, tail; a few us on NVIDIA and
+        # AMD GPUs): a short op whose bound is under it is launch-bound, not a roofline gap
+        launch_floor_seconds: float = 5e-6
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
         if ctx.chip is None:
@@ -56,6 +59,21 @@ class RooflineGap(TraceRule):
             if mean < self.options.min_seconds or bound <= 0 or mean < warn * bound:
                 continue
             error = not rough and mean >= self.options.error_ratio * bound
+            floor = self.options.launch_floor_seconds
+            if ctx.chip.platform == "gpu" and collective is None and bound < floor and mean < 4 * floor:
+                yield self.finding(
+                    ctx, instr,
+                    f"%{instr.name} takes {human_seconds(mean)} per run against a {what} of "
+                    f"{human_seconds(bound)} on {ctx.chip.name}: launch-bound, near the "
+                    f"~{human_seconds(floor)} a GPU kernel costs however small",
+                    evidence={"mean_seconds": mean, "roofline_seconds": bound, "flops": c.flops,
+                              "hbm_bytes": c.hbm_bytes, "launch_floor_seconds": floor},
+                    cost={"est_seconds": (mean - max(bound, floor)) * s.count},
+                    help=("Too small to fill the GPU: fuse it with its neighbours, batch several "
+                          "into one (vmap over the calls), or cut the launch cost with command "
+                          "buffers (CUDA graphs; XLA's --xla_gpu_enable_command_buffer)."),
+                )
+                continue
             found = self.finding(
                 ctx, instr,
                 f"%{instr.name} takes {human_seconds(mean)} per run, {mean / bound:.1f}x its "

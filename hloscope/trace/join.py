@@ -141,12 +141,31 @@ def _resolver(profile: Profile, modules: list[Module], labels: dict[int, str]):
     return find
 
 
+def _warn_unknown_programs(profile: Profile, modules: list[Module], warnings: list[str]) -> None:
+    """A module whose file name states no program id, where the trace ran several programs
+    of its name: all of them are joined to it, which is right only if they are one."""
+    from hloscope.dumpdir import program_id
+
+    ids: dict[str, set] = defaultdict(set)
+    for ev in profile.events:
+        if ev.program_id is not None:
+            ids[ev.module].add(ev.program_id)
+    for m in modules:
+        found = ids.get(m.name, set())
+        if len(found) > 1 and program_id(m.path, m.name) is None:
+            warnings.append(
+                f"the trace ran {len(found)} programs named {m.name} (ids {', '.join(map(str, sorted(found)[:6]))}"
+                f"{', ...' if len(found) > 6 else ''}) and {m.path} states none: all are joined to it. "
+                f"Name the file as XLA dumps it (module_<id>.{m.name}...) or {m.name}.<id>.hlo.txt")
+
+
 def join(profile: Profile, modules: list[Module]) -> TraceIndex:
     index = TraceIndex(device_kind=profile.device_kind, warnings=list(profile.warnings))
     index.labels = labels = module_labels(modules)
     names = {labels[id(m)]: {i.name: i for i in m.instructions()} for m in modules}
     by_label = {labels[id(m)]: m for m in modules}
     find = _resolver(profile, modules, labels)
+    _warn_unknown_programs(profile, modules, index.warnings)
     reasons: dict[tuple[str, str], str] = {}
     unmatched: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
     runs: dict[tuple[str, object], list[float]] = {}
