@@ -34,6 +34,13 @@ def fixture_files() -> list[Path]:
     return sorted(FIXTURES.glob("**/*.hlo.txt"))
 
 
+def is_test_input(path: Path) -> bool:
+    """A fixture copied from XLA's own tests (`// CORPUS gpu/xla-tests/...`): HLO a person
+    wrote for XLA's test suite (free formatting, no layouts), not text a compiler printed."""
+    with open(path, encoding="utf-8") as f:
+        return f.readline().startswith("// CORPUS gpu/xla-tests/")
+
+
 def corpus_files() -> list[Path]:
     if not CORPUS.is_dir():
         return []
