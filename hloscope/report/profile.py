@@ -25,13 +25,13 @@ def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int
         out.append("  by category: " + ", ".join(f"{k} {_t(v)}" for k, v in report["categories"].items()))
         rows = report["instructions"] if top <= 0 else report["instructions"][:top]
         several = len({r["module"] for r in report["instructions"]}) > 1
-        out.append(f"  {'instruction':34} {'category':20} {'count':>6} {'total':>11} "
+        out.append(f"  {'instruction':34} {'category':20} {'runs':>6} {'total':>11} "
                    f"{'mean':>11} {'share':>6} {'roofline':>11}")
         for r in rows:
             roof = _t(r["roofline_seconds"]) if "roofline_seconds" in r else "-"
             roof += f" ({r['bound']})" if "bound" in r else ""
             name = f"{r['module']}/{r['instruction']}" if several else r["instruction"]
-            out.append(f"  {name[:34]:34} {r['category'][:20]:20} {r['count']:6} "
+            out.append(f"  {name[:34]:34} {r['category'][:20]:20} {r.get('executions', r['count']):6} "
                        f"{_t(r['total_seconds']):>11} {_t(r['mean_seconds']):>11} "
                        f"{r['share'] * 100:5.1f}% {roof:>11}")
         for axis, a in report.get("collectives_by_axis", {}).items():
