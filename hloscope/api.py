@@ -34,22 +34,32 @@ def _text_of(source: Any) -> tuple[str | None, str]:
                     f"not {type(source).__name__}")
 
 
-def load_all(source: Any, strict: bool = False) -> list[Program]:
-    """Every module of a file, text or jax object (a file may hold several)."""
+def load_all(source: Any, strict: bool = False, module: str | None = None) -> list[Program]:
+    """Every module of a file (`.gz` too; "-" reads standard input), a directory or
+    --xla_dump_to folder (each module's after-optimizations text), HLO text or a jax object;
+    `module` (a name or id, module_0021 or 21) keeps that one."""
     from hloscope.parser import load as load_file
     from hloscope.parser import parse
+    from hloscope.paths import command_inputs, pick_modules
 
     text, name = _text_of(source)
-    modules = load_file(name, strict=strict) if text is None else parse(text, name, strict=strict)
-    return [Program(m) for m in modules]
+    if text is not None:
+        modules = parse(text, name, strict=strict)
+    else:
+        modules = [m for path, data in command_inputs(name)
+                   for m in load_file(path, strict=strict, data=data)]
+    return [Program(m) for m in pick_modules(modules, module, name)]
 
 
-def load(source: Any, strict: bool = False) -> Program:
-    """The one module of a file, HLO text, or jax Compiled/Lowered object (whose
-    `as_text()` after compilation is the HLO). Raises hloscope.ParseError on bad input."""
-    programs = load_all(source, strict)
+def load(source: Any, strict: bool = False, module: str | None = None) -> Program:
+    """The one module of a file, folder, HLO text, or jax Compiled/Lowered object (whose
+    `as_text()` after compilation is the HLO); `module` picks one of several. Raises
+    hloscope.ParseError on bad input, ValueError when there are several to pick from."""
+    programs = load_all(source, strict, module)
     if len(programs) != 1:
-        raise ValueError(f"{len(programs)} modules in the input; use hloscope.load_all")
+        names = ", ".join(p.name for p in programs[:8])
+        raise ValueError(f"{len(programs)} modules in the input ({names}); pick one with "
+                         f"module=NAME or ID, or use hloscope.load_all")
     return programs[0]
 
 

@@ -28,6 +28,9 @@ def expand(paths: list[str | Path], pattern: str | None = None,
     text is a line in `notes`."""
     out: list[Path] = []
     for raw in paths:
+        if str(raw) == STDIN:
+            out.append(Path("<stdin>"))  # (read by hloscope.parser.files.read)
+            continue
         p = Path(raw)
         if not p.is_dir():
             out.append(p)
@@ -56,3 +59,45 @@ def expand(paths: list[str | Path], pattern: str | None = None,
             empty.append(FileError(str(p), 0, 0, message))
         out.extend(found)
     return out
+
+
+STDIN = "-"
+
+
+def command_inputs(arg: str | Path, stage: str | None = None,
+                   notes: list[str] | None = None) -> list[tuple[Path, bytes | None]]:
+    """The files one path argument names, each with its bytes when already read (None: the
+    parser reads it): `-` is standard input (named `<stdin>`); a directory gives each
+    module's text (`expand`: --xla_dump_to folders, *.hlo.txt files); a file is itself (`.gz`
+    is decompressed by the parser)."""
+    return [(p, None) for p in expand([arg], stage=stage, notes=notes)]
+
+
+def module_id(module) -> int | None:
+    """The id XLA gave a module, from its file name (module_0021.*; `name.21.hlo.txt`)."""
+    from hloscope.dumpdir import program_id
+
+    return program_id(getattr(module, "path", None), module.name)
+
+
+def pick_modules(modules: list, wanted: str | None, where: str, single: bool = False) -> list:
+    """`--module NAME|ID`: the modules of that name or id (module_0021, 21); with `single`, a
+    command that shows one module refuses several, saying which there are and how to pick
+    (a LintError: exit 2)."""
+    if wanted:
+        key = wanted.strip()
+        digits = key.removeprefix("module_").lstrip("0") or "0"
+        chosen = [m for m in modules if m.name == key
+                  or (digits.isdigit() and module_id(m) == int(digits))]
+        if not chosen:
+            raise LintError(f"{where}: no module {wanted!r}; it holds {_listing(modules)}")
+        modules = chosen
+    if single and len(modules) > 1:
+        raise LintError(f"{where}: {len(modules)} modules ({_listing(modules)}); this command shows "
+                        "one: --module NAME or ID picks it (or give its own folder or file)")
+    return modules
+
+
+def _listing(modules: list) -> str:
+    shown = [f"{m.name}" + (f" (id {module_id(m)})" if module_id(m) is not None else "") for m in modules[:8]]
+    return ", ".join(shown) + (f", and {len(modules) - 8} more" if len(modules) > 8 else "")

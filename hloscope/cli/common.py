@@ -26,7 +26,9 @@ class Format(str, Enum):
     json = "json"
 
 
-FileArg = Annotated[Path, typer.Argument(help="An HLO text file (as XLA dumps or prints it).")]
+FileArg = Annotated[Path, typer.Argument(help=(
+    "HLO text (as XLA dumps or prints it): a file, a .gz, - for standard input, or a "
+    "directory / --xla_dump_to folder (its modules' after-optimizations texts)."))]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Parse everything through the full grammar now.")
@@ -35,6 +37,9 @@ NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help=(
         "Do not read or write the on-disk cache of parsed modules and findings."))
 ]
+ModuleOpt = Annotated[str | None, typer.Option("--module", "-m", help=(
+    "Of several modules (a dump folder, a file holding more than one): the one of this name "
+    "or id (module_0021 or 21)."))]
 ChipOpt = Annotated[str, typer.Option("--chip", "-c", help=(
     "Chip from the table: v4, v5e, v5p, v6e, v7x, v100, a100, h100, h200, b200, gb200, mi300x, "
     "mi355x, cpu, or one from --chip-file."))]
@@ -163,11 +168,42 @@ def settle() -> None:
         raise Refused(2) from None
 
 
-def analyse(file: Path, no_cache: bool, run: Callable[[list], None], strict: bool = False) -> None:
-    """The wrapper every one-file command runs in: the cache choice, the file's modules (or
-    exit 2 with the located error), then run(modules) with errors turned into exits."""
+def load_inputs(path: Path, strict: bool = False, module: str | None = None,
+                single: bool = False) -> list:
+    """The modules one path argument names (a file, `.gz`, `-` for standard input, a
+    directory or --xla_dump_to folder: hloscope.paths.command_inputs), `--module` picking
+    among them; exit 2 with a located or usage error."""
+    from hloscope.paths import LintError, command_inputs, pick_modules
+
+    notes: list[str] = []
+    try:
+        inputs = command_inputs(path, notes=notes)
+    except LintError as e:
+        fail(f"error: {e}")
+    for line in notes:
+        typer.echo(f"note: {line}", err=True)
+    modules = [m for p, _ in inputs for m in load_file(p, strict)]
+    try:
+        return pick_modules(modules, module, str(path), single)
+    except LintError as e:
+        settle()
+        fail(f"error: {e}")
+
+
+def source_bytes(path: str | Path) -> bytes:
+    """An input's bytes (standard input's, as read, for `<stdin>`)."""
+    from hloscope.parser.files import read
+
+    return read(path)
+
+
+def analyse(file: Path, no_cache: bool, run: Callable[[list], None], strict: bool = False,
+            module: str | None = None, single: bool = False) -> None:
+    """The wrapper every one-file command runs in: the cache choice, the modules its path
+    names (a file, `.gz`, `-`, a dump folder; `--module` picks; or exit 2 with the located
+    error), then run(modules) with errors turned into exits."""
     use_cache(no_cache)
-    modules = load_file(file, strict)
+    modules = load_inputs(file, strict, module, single)
     guard(run, modules)
     settle()
 

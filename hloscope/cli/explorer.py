@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hloscope.cli.common import AutoChipOpt, FileArg, NoCacheOpt, analyse, chip, fail, settle
+from hloscope.cli.common import AutoChipOpt, FileArg, ModuleOpt, NoCacheOpt, analyse, chip, fail, settle
 
 
 def explorer(
@@ -16,6 +16,7 @@ def explorer(
     chip_name: AutoChipOpt = None,
     trace: Annotated[Path | None, typer.Option("--trace", help="A profile: adds a measured-time overlay.")] = None,
     no_cache: NoCacheOpt = False,
+    module: ModuleOpt = None,
 ) -> None:
     """Write Model Explorer node data overlays for an HLO module: finding severity,
     static (roofline) time, padding waste, bytes live at the static memory peak, and
@@ -45,10 +46,13 @@ def explorer(
 
         from hloscope.explorer.graphs import built
         from hloscope.explorer.overlays import overlays
-        from hloscope.lint import LintError, LintOptions, lint_files
+        from hloscope.lint import LintError, LintOptions, lint_files, lint_modules
 
         try:
-            report = lint_files([file], LintOptions(chip=chip_name, trace=trace))
+            files = [Path(p) for p in dict.fromkeys(m.path for m in modules)]
+            report = (lint_files(files, LintOptions(chip=chip_name, trace=trace))
+                      if all(f.is_file() for f in files)
+                      else lint_modules(modules, LintOptions(chip=chip_name, trace=trace)))
         except LintError as e:
             fail(f"error: {e}")
         index = None
@@ -76,4 +80,4 @@ def explorer(
         typer.echo(f"open: model-explorer {file} --extensions=hloscope.explorer "
                    f"--node_data_paths={written[1] if len(written) > 1 else ''}", err=True)
 
-    analyse(file, no_cache, run)
+    analyse(file, no_cache, run, module=module)

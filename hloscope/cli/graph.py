@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hloscope.cli.common import NoCacheOpt, analyse, fail, settle
+from hloscope.cli.common import ModuleOpt, NoCacheOpt, analyse, fail, settle, source_bytes
 
 
 def graph(
@@ -22,6 +22,7 @@ def graph(
     max_nodes: Annotated[int, typer.Option("--max-nodes", help="Draw at most this many instructions.")] = 200,
     chip_name: Annotated[str | None, typer.Option("--chip", "-c", help="Chip for the lint findings shown.")] = None,
     no_cache: NoCacheOpt = False,
+    module: ModuleOpt = None,
 ) -> None:
     """Draw a computation or an instruction's neighbourhood with Graphviz. A computation
     with more than --max-nodes instructions is drawn as its costliest region: the ops with
@@ -48,10 +49,11 @@ def graph(
             from hloscope.lint import LintError, LintOptions, lint_files, lint_modules
 
             try:
-                if trace is None and not cache.is_enabled():  # the module at hand: no second parse
+                if (trace is None and not cache.is_enabled()) or not Path(module.path).is_file():
+                    # (the module at hand: no second parse; standard input has no file)
                     report = lint_modules(modules, LintOptions(chip=chip_name))
                 else:  # (cached findings, or the trace's checks as lint makes them)
-                    report = lint_files([file], LintOptions(chip=chip_name, trace=trace))
+                    report = lint_files([Path(module.path)], LintOptions(chip=chip_name, trace=trace))
             except LintError as e:
                 fail(f"error: {e}")
             opts.findings = report.findings if findings else []
@@ -65,7 +67,7 @@ def graph(
 
             opts.kernels = kernel_tooltips(kernels(module))
         if around is None:
-            opts.costs, opts.cost_source = _cached_costs(file, module, computation, max_nodes,
+            opts.costs, opts.cost_source = _cached_costs(Path(module.path), module, computation, max_nodes,
                                                          chip_name, opts.trace)
         try:
             g = render_graph(module, opts)
@@ -73,7 +75,7 @@ def graph(
             fail(f"{file}: error: {e.args[0]}")
         _write(g, output, suffix)
 
-    analyse(file, no_cache, run)
+    analyse(file, no_cache, run, module=module, single=True)
 
 
 def _cached_costs(file: Path, module, computation: str | None, max_nodes: int,
@@ -83,7 +85,7 @@ def _cached_costs(file: Path, module, computation: str | None, max_nodes: int,
 
     if trace is not None or not cache.is_enabled():
         return _costs(module, computation, max_nodes, chip_name, trace)
-    k = cache.key(file.read_bytes(), f"graph-costs:{module.name}:{computation}:{max_nodes}:{chip_name}")
+    k = cache.key(source_bytes(file), f"graph-costs:{module.name}:{computation}:{max_nodes}:{chip_name}")
     hit = cache.get("graph-costs", k)
     if hit is None:
         hit = _costs(module, computation, max_nodes, chip_name, trace)

@@ -8,13 +8,14 @@ from typing import Annotated
 import typer
 
 from hloscope.cli.common import (
-    FileArg,
-    Format,
-    FormatOpt,
-    NoCacheOpt,
     analyse,
     emit,
     fail,
+    FileArg,
+    Format,
+    FormatOpt,
+    ModuleOpt,
+    NoCacheOpt,
 )
 
 
@@ -27,6 +28,7 @@ def kernel(
         "A TPU capture of the program: each kernel's measured runs, TraceMe regions (DMA wait "
         "/ copy / compute), utilization counters and LLO bundles."))] = None,
     no_cache: NoCacheOpt = False,
+    module: ModuleOpt = None,
 ) -> None:
     """Decode custom-call kernels: Pallas/Mosaic MLIR, grid, blocks, memory spaces, VMEM;
     with --trace, what each kernel did when it ran.
@@ -73,4 +75,4 @@ def kernel(
             fail(f"{trace}: error: {why}")
         return {name: v for (_, name), v in index.kernels.items()}
 
-    analyse(file, no_cache, run)
+    analyse(file, no_cache, run, module=module)

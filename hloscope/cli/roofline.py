@@ -7,17 +7,18 @@ from typing import Annotated
 import typer
 
 from hloscope.cli.common import (
+    analyse,
     AutoChipOpt,
+    chip,
+    chip_file,
     ChipFileOpt,
-    GpusPerNodeOpt,
+    emit,
     FileArg,
     Format,
     FormatOpt,
+    GpusPerNodeOpt,
+    ModuleOpt,
     NoCacheOpt,
-    analyse,
-    chip,
-    chip_file,
-    emit,
 )
 
 
@@ -30,6 +31,7 @@ def roofline(
     no_cache: NoCacheOpt = False,
     chip_file_path: ChipFileOpt = None,
     gpus_per_node: GpusPerNodeOpt = None,
+    module: ModuleOpt = None,
 ) -> None:
     """Per-instruction FLOPs, bytes, intensity and compute/memory time on a chip, and the
     step-time estimate: every op at its roofline time plus the communication that compute
@@ -61,4 +63,4 @@ def roofline(
                               "modules": records},
              lambda: roofline_text(records, top))
 
-    analyse(file, no_cache, run)
+    analyse(file, no_cache, run, module=module)

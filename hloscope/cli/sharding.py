@@ -7,17 +7,18 @@ from typing import Annotated
 import typer
 
 from hloscope.cli.common import (
+    analyse,
     AutoChipOpt,
+    chip_choice,
+    chip_file,
     ChipFileOpt,
-    GpusPerNodeOpt,
+    emit,
     FileArg,
     Format,
     FormatOpt,
+    GpusPerNodeOpt,
+    ModuleOpt,
     NoCacheOpt,
-    analyse,
-    chip_choice,
-    chip_file,
-    emit,
 )
 
 
@@ -29,6 +30,7 @@ def sharding(
     no_cache: NoCacheOpt = False,
     chip_file_path: ChipFileOpt = None,
     gpus_per_node: GpusPerNodeOpt = None,
+    module: ModuleOpt = None,
 ) -> None:
     """Per-collective table: groups, mesh axis, bytes, global shape, async overlap, link time (ICI on TPUs; NVLink/network with latency on GPUs).
 
@@ -51,4 +53,4 @@ def sharding(
              lambda: "\n".join(f"note: {c.note}" for c in dict.fromkeys(choices) if c.note)
              + ("\n" if any(c.note for c in choices) else "") + sharding_text(results, per_axis, groups))
 
-    analyse(file, no_cache, run)
+    analyse(file, no_cache, run, module=module)

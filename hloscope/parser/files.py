@@ -17,8 +17,22 @@ MAX_FILE_BYTES = int(os.environ.get("HLOSCOPE_MAX_FILE_BYTES", str(4 << 30)))
 MAX_NESTING = int(os.environ.get("HLOSCOPE_MAX_NESTING", "1024"))
 
 
+STDIN = "<stdin>"  # the name standard input goes by (a path argument `-`)
+_stdin: list[bytes] = []
+
+
 def read(path: str | Path) -> bytes:
-    """A file's bytes, refusing files over MAX_FILE_BYTES, with located errors."""
+    """A file's bytes, refusing files over MAX_FILE_BYTES, with located errors; `-` or
+    `<stdin>`: standard input, read once."""
+    if str(path) in ("-", STDIN):
+        if not _stdin:
+            import sys
+
+            _stdin.append(sys.stdin.buffer.read(MAX_FILE_BYTES + 1))
+            if len(_stdin[0]) > MAX_FILE_BYTES:
+                raise ParseError(f"over the {MAX_FILE_BYTES}-byte limit (HLOSCOPE_MAX_FILE_BYTES "
+                                 "raises it)", STDIN, 0, 0)
+        return _stdin[0]
     p = Path(path)
     try:
         size = p.stat().st_size
