@@ -96,6 +96,14 @@ class Program:
         return roofline(self.module, self.chip(chip).chip, trip_counts=trip_counts,
                         kernel_costs=body_costs(self.module))
 
+    def breakdown(self, by: str = "layer", chip: str | None = None) -> dict:
+        """The roofline time added up by JAX named scope, layer, source line or pass
+        (forward/backward): {"by", "total", "groups": [{"key", "seconds", "share", ...}]}
+        (hloscope.cost.aggregate), as `hloscope roofline --by` prints it."""
+        from hloscope.cost.aggregate import breakdown
+
+        return breakdown(self.module, self.roofline(chip), by)
+
     def step_time(self, chip: str | None = None, trip_counts: bool = True):
         """The step estimate: roofline time of every op plus the communication compute does
         not hide, exposed communication and MFU (sharding.step.StepTime)."""

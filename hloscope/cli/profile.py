@@ -30,6 +30,9 @@ def profile(
     max_events: Annotated[int, typer.Option("--max-events", help="Most op events to read.")] = 50_000_000,
     allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Report even when the trace links fewer than half of a --hlo module's ops (by default an error: the trace is of another program).")] = False,
     gpus_per_node: GpusPerNodeOpt = None,
+    by: Annotated[str | None, typer.Option("--by", help=(
+        "Add the measured time up per step by JAX named scope, layer, source line or "
+        "forward/backward pass (scope, layer, source, pass); needs --hlo."))] = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """The HLO op profile: measured time per instruction and category, vs. the roofline.
@@ -59,6 +62,13 @@ def profile(
         if why is not None and not allow_mismatch:
             fail(f"{trace}: error: {why}")
         report = profile_report(prof, index, modules, spec)
+        if by is not None:
+            from hloscope.cost.aggregate import BY
+            from hloscope.trace.report import measured_breakdown
+
+            if by not in BY or not modules:
+                fail(f"error: --by {by!r}: one of {', '.join(BY)}, with --hlo")
+            report["breakdown"] = measured_breakdown(report, modules, index, by)
         emit(format, lambda: report,
              lambda: profile_text(str(trace), prof, report, spec, bool(modules), top))
 

@@ -13,6 +13,7 @@ from hloscope.cli.common import (
     chip_file,
     ChipFileOpt,
     emit,
+    fail,
     FileArg,
     Format,
     FormatOpt,
@@ -31,6 +32,10 @@ def roofline(
     no_cache: NoCacheOpt = False,
     chip_file_path: ChipFileOpt = None,
     gpus_per_node: GpusPerNodeOpt = None,
+    by: Annotated[str | None, typer.Option("--by", help=(
+        "Add the time up by JAX named scope (`scope`), layer (`layer`: layer_3, layers.3, "
+        "block3 in the op_name; a scanned loop body), source line (`source`) or forward / "
+        "backward (`pass`), instead of the per-op table."))] = None,
     module: ModuleOpt = None,
 ) -> None:
     """Per-instruction FLOPs, bytes, intensity and compute/memory time on a chip, and the
@@ -41,8 +46,13 @@ def roofline(
     Examples:
       hloscope roofline fixtures/tpu/transformer_v5p.hlo.txt --chip v5p
       hloscope roofline fixtures/tpu/fsdp_async_fusion_v5p.hlo.txt --chip v5p --top 5
+      hloscope roofline fixtures/tpu/train_16_layers_v5e.hlo.txt --by layer
     """
     chip_name = chip_file(chip_file_path, chip_name, gpus_per_node)
+    from hloscope.cost.aggregate import BY
+
+    if by is not None and by not in BY:
+        fail(f"error: --by {by!r}: one of {', '.join(BY)}")
     if chip_name:
         chip(chip_name)
 
@@ -57,8 +67,13 @@ def roofline(
         for m in modules:
             spec, note = chip_for(m, chip_name)
             report = build(m, spec, trip_counts=not no_trip_counts, kernel_costs=body_costs(m))
-            records.append(dict(report.to_dict(), step=estimate(m, spec, report).to_dict(),
-                                chip={"key": spec.key, "name": spec.name, "ridge": spec.ridge, "note": note}))
+            record = dict(report.to_dict(), step=estimate(m, spec, report).to_dict(),
+                          chip={"key": spec.key, "name": spec.name, "ridge": spec.ridge, "note": note})
+            if by is not None:
+                from hloscope.cost.aggregate import breakdown
+
+                record["breakdown"] = breakdown(m, report, by)
+            records.append(record)
         emit(format, lambda: {"version": 1, "chip": records[0]["chip"]["key"] if records else chip_name,
                               "modules": records},
              lambda: roofline_text(records, top))

@@ -45,6 +45,10 @@ def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int
                 f"{d} {_t(sum(r['devices'].get(d, {}).get('total_seconds', 0.0) for r in report['instructions']))}"
                 for d in devices))
         out.extend(kernel_lines(report.get("kernels", [])))
+        if report.get("breakdown"):
+            from hloscope.report.roofline import breakdown_lines
+
+            out.extend(breakdown_lines(report["breakdown"], top, "measured (per step and device)"))
         out.append(f"  unmatched events: {sum(u['count'] for u in report['unmatched_events'])} "
                    f"({len(report['unmatched_events'])} ops); executed instructions never seen: "
                    f"{report['unseen_instructions']}")

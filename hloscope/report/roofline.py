@@ -23,7 +23,7 @@ def roofline_text(records: list[dict], top: int) -> str:
         out.append(f"  time: compute {_t(t['t_compute'])}, memory "
                    f"{_t(t['t_memory'])}, roofline {_t(t['t_roofline'])}")
         if r.get("step"):
-            out.extend(_step_lines(r["step"], top))
+            out.extend(_step_lines(r["step"], top)[:1] if r.get("breakdown") else _step_lines(r["step"], top))
         if t["unknown_trip_counts"]:
             out.append(f"  note: loops with unknown trip count (counted once): "
                        f"{', '.join(t['unknown_trip_counts'])}")
@@ -32,6 +32,9 @@ def roofline_text(records: list[dict], top: int) -> str:
             more = f" (+{len(t['unknown_cost']) - 5} more)" if len(t["unknown_cost"]) > 5 else ""
             out.append(f"  note: {len(t['unknown_cost'])} op(s) of unknown cost, counted as 0 in "
                        f"the totals: {shown}{more}")
+        if r.get("breakdown"):
+            out.extend(breakdown_lines(r["breakdown"], top, "roofline"))
+            continue
         rows = sorted(r["instructions"], key=lambda x: -max(x["t_compute"], x["t_memory"]) * x["times"])
         shown_rows = rows if top <= 0 else rows[:top]
         out.append(f"  {'instruction':32} {'opcode':16} {'FLOPs':>10} {'bytes':>11} "
@@ -83,3 +86,46 @@ def _step_lines(step: dict, top: int = 0) -> list[str]:
     if len(shown) < len(ranked):
         out.append(f"    and {len(ranked) - len(shown)} more, less exposed (--top 0 lists all)")
     return out
+
+
+def breakdown_lines(b: dict, top: int, what: str) -> list[str]:
+    """A `--by` table (hloscope.cost.aggregate.group): time, share, forward/backward per group."""
+    total = b["total"]
+    out = [f"  by {b['by']}: {_t(total['seconds'])} of {what} time over {total['ops']} op(s)"]
+    groups = b["groups"]
+    if top <= 0:
+        shown = groups
+    elif b["by"] == "layer":  # (every layer; --top limits what is not a layer)
+        layers = [g for g in groups if g["key"].startswith("layer ")]
+        shown = layers + [g for g in groups if not g["key"].startswith("layer ")][:max(top - len(layers), 1)]
+    else:
+        shown = groups[:top]
+    split = b["by"] != "pass" and any(g["backward_seconds"] for g in groups)
+    head = f"  {b['by']:40} {'time':>11} {'share':>6}"
+    out.append(head + (f" {'forward':>11} {'backward':>11}" if split else "")
+               + f" {'FLOPs':>10} {'bytes':>11} {'ops':>6}")
+    for g in shown:
+        line = f"  {_clip(g['key']):40} {_t(g['seconds']):>11} {g['share'] * 100:5.1f}%"
+        if split:
+            line += f" {_t(g['forward_seconds']):>11} {_t(g['backward_seconds']):>11}"
+        out.append(line + f" {g['flops']:10.3g} {human_bytes(g['bytes'], 2):>11} {g['ops']:6}")
+    if len(groups) > len(shown):
+        rest = groups[len(shown):]
+        out.append(f"  and {len(rest)} more ({sum(g['share'] for g in rest) * 100:.1f}%; --top 0 lists all)")
+    if split:
+        fwd = sum(g["forward_seconds"] for g in groups)
+        bwd = sum(g["backward_seconds"] for g in groups)
+        other = total["seconds"] - fwd - bwd
+        out.append(f"  forward {_t(fwd)} ({fwd / total['seconds'] * 100:.1f}%), backward {_t(bwd)} "
+                   f"({bwd / total['seconds'] * 100:.1f}%), other {_t(other)} (loss, optimizer, "
+                   "no scope)" if total["seconds"] else "  (no time)")
+    return out
+
+
+def _clip(key: str, width: int = 40) -> str:
+    """A group key in `width` characters: a long path keeps its end, from a `/`."""
+    if len(key) <= width:
+        return key
+    tail = key[-(width - 2):]
+    cut = tail.find("/")
+    return ".." + (tail[cut:] if 0 <= cut < width // 2 else tail)

@@ -125,3 +125,27 @@ def _beats_bound(rows: list[dict], chip: Chip | None) -> list[str]:
             f"{chip.name} (e.g. %{worst['instruction']}: {worst['mean_seconds'] * 1e6:.1f} us measured, "
             f"bound {worst['roofline_seconds'] * 1e6:.1f} us): the chip's numbers, the cost model or "
             f"the join is wrong; --chip names the machine the trace was taken on"]
+
+
+def measured_breakdown(report: dict, modules: list[Module], index: TraceIndex, by: str) -> dict:
+    """The measured ops of a profile report grouped `by` scope, layer, source or pass
+    (hloscope.cost.aggregate), per step and per device."""
+    from hloscope.cost.aggregate import group, loop_bodies
+    from hloscope.source import source_of
+
+    by_label = {index.label(m): m for m in modules}
+    loops: dict[str, tuple[str, int]] = {}
+    rows = []
+    per = max(index.steps, 1) * index.devices
+    for r in report["instructions"]:
+        m = by_label.get(r["module"])
+        if m is None:
+            continue
+        instr = m[r["computation"]][r["instruction"]]
+        src = source_of(instr, m)
+        for body, (name, _) in loop_bodies(m).items():
+            loops.setdefault(body, (name, 0))
+        rows.append({"op_name": src.op_name, "source": src.location, "computation": r["computation"],
+                     "instruction": r["instruction"], "seconds": r["total_seconds"] / per,
+                     "flops": r["flops"] * r["count"] / per, "bytes": float(r["bytes"]) * r["count"] / per})
+    return group(rows, by, loops)
