@@ -208,3 +208,23 @@ def test_temporaries_in_the_output_buffer_are_those_xla_put_there():
     walk.run()
     ours = {b.instruction for b in walk.buffers if b.kind in ("in output", "output")}
     assert len(xla) >= 3 and ours == xla
+
+
+def test_output_size_equals_xla_on_every_tpu_fixture_with_its_chip():
+    """The output tuple's index table: 4 bytes per element in the chip's allocation unit
+    (512 bytes on v5e, 32 on v5p): XLA's output_size_in_bytes exactly, on every fixture."""
+    import json
+
+    from hloscope.cost.chips import get_chip
+
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    checked = 0
+    for entry in manifest.values():
+        xla = entry.get("memory_analysis")
+        if not xla or entry.get("platform") != "tpu":
+            continue
+        (m, *_) = load(FIXTURES / entry["file"])
+        chip = get_chip(entry["topology"].split(":")[0])
+        assert memory(m, chip=chip).output_bytes == xla["output_size_in_bytes"], entry["file"]
+        checked += 1
+    assert checked > 100

@@ -116,7 +116,7 @@ def _records(modules: list, reports, chip_name: str | None) -> list[dict]:
     for m in modules:
         choice = chip_choice(m, chip_name)  # (a usage error for an unknown chip)
         spec = choice.chip
-        out.append(dict(peak(m).to_dict(), chip={"key": spec.key, "name": spec.name,
+        out.append(dict(peak(m, chip=spec).to_dict(), chip={"key": spec.key, "name": spec.name,
                                                   "hbm_bytes": spec.hbm_bytes,
                                                   "note": choice_note(m, choice, chip_name),
                                                   "source": choice.source, "assumed": choice.assumed}))

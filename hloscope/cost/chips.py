@@ -37,6 +37,7 @@ class Chip:
     link_domain: int | None = None  # GPUs: how many GPUs the scale-up links join
     nic_bandwidth: float | None = None  # GPUs: scale-out network per GPU, bytes/s each way
     link_latency_s: float | None = None  # GPUs: fixed cost of one collective step (alpha)
+    tuple_table_alignment: int | None = None  # TPUs: the unit an output tuple's table takes
 
     @property
     def platform(self) -> str:

@@ -357,9 +357,11 @@ class _Walk:
         return {s: max(live, default=0) for s, live in self.live_per_space().items()}
 
 
-def memory(module: Module, top: int = 10) -> MemoryReport:
+def memory(module: Module, top: int = 10, chip=None) -> MemoryReport:
     """The static peak of a module (meaningful on a scheduled module; on another the
-    order of its text is taken as the schedule, and `scheduled` says so)."""
+    order of its text is taken as the schedule, and `scheduled` says so); `chip`: the TPU it
+    is for, whose allocation unit rounds the output tuple's index table (512 bytes unless the
+    chip says otherwise)."""
     report = MemoryReport(module.name, str(module.attrs.get("is_scheduled", "")).lower() == "true")
     if module.entry is None:
         return report
@@ -385,8 +387,10 @@ def memory(module: Module, top: int = 10) -> MemoryReport:
         if leaf is not None and out_leaf is not None and leaf.is_array:
             report.alias_bytes += array_memory(leaf).padded_bytes
     if root is not None and root.shape.is_tuple and has_tiled_layouts(module):
-        # the output tuple's index table (8 bytes per element, in 512-byte units on TPU)
-        report.output_bytes += -(-8 * len(root.shape.elements) // 512) * 512
+        # the output tuple's index table: 4 bytes per element, in the chip's allocation unit
+        # (as XLA's memory_analysis counts it: 512 bytes on v5e, 32 on v5p)
+        unit = getattr(chip, "tuple_table_alignment", None) or 512
+        report.output_bytes += -(-4 * len(root.shape.elements) // unit) * unit
     report.constant_bytes = sum(b.bytes for b in walk.buffers if b.kind == "constant")
     per_space = walk.live_per_space()
     live = per_space.get(0) or [0] * (len(module.entry.instructions) + 1)

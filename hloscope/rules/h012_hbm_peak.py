@@ -35,7 +35,7 @@ class HbmPeak(ModuleRule):
             return
         from hloscope.cost.liveness import memory  # (after optimization only)
 
-        r = memory(module)
+        r = memory(module, chip=ctx.chip)
         if r.hbm_bytes < (1 - self.options.margin) * hbm:
             return
         over = r.hbm_bytes > hbm
