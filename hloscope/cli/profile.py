@@ -66,9 +66,17 @@ def profile(
             from hloscope.cost.aggregate import BY
             from hloscope.trace.report import measured_breakdown
 
-            if by not in BY or not modules:
-                fail(f"error: --by {by!r}: one of {', '.join(BY)}, with --hlo")
-            report["breakdown"] = measured_breakdown(report, modules, index, by)
+            if by not in BY:
+                fail(f"error: --by {by!r}: one of {', '.join(BY)}")
+            if modules:
+                report["breakdown"] = measured_breakdown(report, modules, index, by)
+            elif any(r["op_name"] for r in report["ops"]):  # (an XProf table's framework ops)
+                from hloscope.cost.aggregate import group
+
+                report["breakdown"] = group([{"op_name": r["op_name"], "source": "", "seconds": r["self_seconds"],
+                                              "flops": 0.0, "bytes": 0.0} for r in report["ops"]], by)
+            else:
+                fail(f"error: --by needs --hlo (the events of {trace} name no framework op)")
         emit(format, lambda: report,
              lambda: profile_text(str(trace), prof, report, spec, bool(modules), top))
 

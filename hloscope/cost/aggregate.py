@@ -58,8 +58,9 @@ def parse_op_name(op_name: str) -> tuple[str, list[str]]:
             elif head == "jvp" and kind != "backward":
                 kind = "forward"
             inner = m.group(1)
-        if i == 0 and part.startswith(("jit(", "pjit(")) and inner == part[part.index("(") + 1:-1]:
-            continue  # the jitted function's own name: not a scope
+        if part.startswith(("jit(", "pjit(")) and inner == part[part.index("(") + 1:-1] and \
+                (i == 0 or inner == "main"):
+            continue  # the jitted function's own name (and JAX's jit(main)): not a scope
         scopes.extend(_split(inner))
     return kind, [s for s in scopes if s]
 
@@ -115,6 +116,8 @@ def _key(by: str, r: dict, step: str, scopes: list[str], loops: dict) -> str:
     loop = loops.get(r.get("computation", ""))
     if loop is not None:
         return f"loop body %{loop[0]} (x{loop[1]})"
+    if any(a == "while" and b == "body" for a, b in zip(scopes, scopes[1:])):
+        return "loop body (a scan: its iterations together)"
     return NO_LAYER
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hloscope.report.roofline import clip
 from hloscope.units import human_seconds
 
 
@@ -10,9 +11,12 @@ def _t(seconds: float) -> str:
 
 
 def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int) -> str:
-    out = [f"{source}: {len(prof.events)} op events, {report['steps']} step(s), "
-           f"{_t(report['step_seconds'])} of steps, idle "
-           f"{report['idle_fraction'] * 100:.1f}%; device {prof.device or prof.device_kind or 'unknown'}"
+    if prof.events or not prof.aggregated:
+        head = (f"{source}: {len(prof.events)} op events, {report['steps']} step(s), "
+                f"{_t(report['step_seconds'])} of steps, idle {report['idle_fraction'] * 100:.1f}%")
+    else:
+        head = f"{source}: an XProf table of {len(prof.aggregated)} ops (times summed over the profile)"
+    out = [head + f"; device {prof.device or prof.device_kind or 'unknown'}"
            + (f", roofline on {spec.name}" if spec else "")]
     launches = report.get("launches") or []
     if launches:
@@ -53,11 +57,28 @@ def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int
                    f"({len(report['unmatched_events'])} ops); executed instructions never seen: "
                    f"{report['unseen_instructions']}")
     else:
-        ops = report["ops"] if top <= 0 else report["ops"][:top]
-        out.append("  (no --hlo: raw per-op totals)")
+        all_ops = report["ops"]
+        ops = all_ops if top <= 0 else all_ops[:top]
+        whole = sum(r["self_seconds"] for r in all_ops)
+        out.append("  (no --hlo: per-op totals as the profile states them, by self time)")
+        cats = report.get("op_categories") or {}
+        if cats and whole:
+            out.append("  by category (self time): " + ", ".join(
+                f"{k} {v / whole * 100:.1f}%" for k, v in list(cats.items())[:10]))
+        with_cat = any(r.get("category") for r in all_ops)
+        out.append(f"  {'module':24} {'op':40} " + (f"{'category':20} " if with_cat else "")
+                   + f"{'count':>7} {'self':>11} {'total':>11} {'self %':>6}")
         for r in ops:
-            out.append(f"  {r['module'][:24]:24} {r['hlo_op'][:40]:40} {r['count']:7} "
-                       f"{_t(r['total_seconds']):>11}")
+            out.append(f"  {r['module'][:24]:24} {clip(r['hlo_op']):40} "
+                       + (f"{r.get('category', '')[:20]:20} " if with_cat else "")
+                       + f"{r['count']:7} {_t(r['self_seconds']):>11} {_t(r['total_seconds']):>11} "
+                       f"{r['self_seconds'] / whole * 100 if whole else 0:5.1f}%")
+        if len(all_ops) > len(ops):
+            out.append(f"  and {len(all_ops) - len(ops)} more (--top 0 lists all)")
+        if report.get("breakdown"):
+            from hloscope.report.roofline import breakdown_lines
+
+            out.extend(breakdown_lines(report["breakdown"], top, "measured"))
     return "\n".join(out)
 
 

@@ -105,7 +105,7 @@ def breakdown_lines(b: dict, top: int, what: str) -> list[str]:
     out.append(head + (f" {'forward':>11} {'backward':>11}" if split else "")
                + f" {'FLOPs':>10} {'bytes':>11} {'ops':>6}")
     for g in shown:
-        line = f"  {_clip(g['key']):40} {_t(g['seconds']):>11} {g['share'] * 100:5.1f}%"
+        line = f"  {clip(g['key']):40} {_t(g['seconds']):>11} {g['share'] * 100:5.1f}%"
         if split:
             line += f" {_t(g['forward_seconds']):>11} {_t(g['backward_seconds']):>11}"
         out.append(line + f" {g['flops']:10.3g} {human_bytes(g['bytes'], 2):>11} {g['ops']:6}")
@@ -122,7 +122,7 @@ def breakdown_lines(b: dict, top: int, what: str) -> list[str]:
     return out
 
 
-def _clip(key: str, width: int = 40) -> str:
+def clip(key: str, width: int = 40) -> str:
     """A group key in `width` characters: a long path keeps its end, from a `/`."""
     if len(key) <= width:
         return key

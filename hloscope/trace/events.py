@@ -91,3 +91,5 @@ class Profile:
     # GPU captures: the launch API calls on the host, (module, program id) -> (count, host ns)
     launches: dict[tuple[str, int | None], tuple[int, float]] = field(default_factory=dict)
     device: str | None = None  # GPU captures: the device plane's facts, in words
+    # XProf tables: (module, op) -> {"self_ns", "category" (XProf's), "op_name" (framework op)}
+    details: dict[tuple[str, str], dict] = field(default_factory=dict)

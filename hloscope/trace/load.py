@@ -71,11 +71,12 @@ def load_profile(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES,
             doc = json.loads(data)
         except (ValueError, UnicodeDecodeError) as e:
             raise TraceError(f"not valid JSON ({e}); truncated?", str(p)) from None
-        if isinstance(doc, dict) and "cols" in doc and "rows" in doc:
-            return _load_hlo_stats(p, doc)
-        return _load_trace_json(p, doc, max_events)
+        from hloscope.trace.xprof import read_tool_output
+
+        tool = read_tool_output(p, doc)  # (hlo_stats, framework_op_stats; others refused)
+        return tool if tool is not None else _load_trace_json(p, doc, max_events)
     raise TraceError("unknown profile format; expected a directory, *.xplane.pb, "
-                     "*.trace.json[.gz] or an XProf hlo_stats .json[.gz]", str(p))
+                     "*.trace.json[.gz] or an XProf hlo_stats / framework_op_stats .json[.gz]", str(p))
 
 
 def _load_dir(p: Path, max_bytes: int, max_events: int) -> Profile:
@@ -127,22 +128,6 @@ def _load_trace_json(p: Path, doc, max_events: int) -> Profile:
         prof.device_kind = next(str(n) for n in names.values() if "TPU" in str(n))
     elif names:
         prof.device_kind = "cpu" if all("CPU" in str(n) or "python" in str(n).lower() for n in names.values()) else None
-    return prof
-
-
-def _load_hlo_stats(p: Path, doc: dict) -> Profile:
-    """XProf's hlo_stats tool output: one row per (program, HLO op), times in us."""
-    cols = [c.get("id") for c in doc["cols"]]
-    prof = Profile(str(p), device_kind="tpu")
-    for row in doc["rows"]:
-        values = dict(zip(cols, (c.get("v") if isinstance(c, dict) else None for c in row.get("c", []))))
-        op = values.get("hlo_op_name")
-        if not op:
-            continue
-        module = str(values.get("program_id", ""))
-        count, total_us = int(values.get("occurrences") or 0), float(values.get("total_time") or 0)
-        prev = prof.aggregated.get((module, op), (0, 0.0))
-        prof.aggregated[(module, op)] = (prev[0] + count, prev[1] + total_us * 1e3)
     return prof
 
 

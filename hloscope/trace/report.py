@@ -23,23 +23,63 @@ def detect_chip(device_kind: str | None) -> Chip | None:
 
 
 def raw_ops(profile: Profile) -> list[dict]:
-    """Per (module, hlo_op) totals straight from the events, joined or not; a module name
-    that several programs share is told apart by program id (`jit_dot(21)`)."""
-    table: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    """Per (module, hlo_op) totals straight from the events, joined or not, self (exclusive)
+    time first as XProf ranks them: an op's own time, less the ops nested in it (a while's
+    body ops); a module name that several programs share is told apart by program id
+    (`jit_dot(21)`). XProf tables add their category and framework op."""
+    table: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
     programs: dict[str, set] = defaultdict(set)
     for ev in profile.events:
         programs[ev.module].add(ev.program_id)
-    for ev in profile.events:
+    for ev, own in zip(profile.events, self_times(profile.events)):
         module = f"{ev.module}({ev.program_id})" if len(programs[ev.module]) > 1 else ev.module
         row = table[(module, ev.hlo_op)]
         row[0] += 1
         row[1] += ev.duration_ns
+        row[2] += own
     for key, (count, total) in profile.aggregated.items():
         row = table[key]
         row[0] += count
         row[1] += total
-    return [{"module": m, "hlo_op": op, "count": int(c), "total_seconds": t * 1e-9}
-            for (m, op), (c, t) in sorted(table.items(), key=lambda kv: -kv[1][1])]
+        row[2] += profile.details.get(key, {}).get("self_ns", total)
+    out = []
+    for (m, op), (c, t, own) in sorted(table.items(), key=lambda kv: (-kv[1][2], -kv[1][1])):
+        detail = profile.details.get((m, op), {})
+        out.append({"module": m, "hlo_op": op, "count": int(c), "total_seconds": t * 1e-9,
+                    "self_seconds": own * 1e-9, "category": detail.get("category", ""),
+                    "op_name": detail.get("op_name", "")})
+    return out
+
+
+def self_times(events) -> list[float]:
+    """Each event's self time: its duration less the events nested in it on its line (a
+    while op's span holds its body's ops; async ops overlap, they do not nest)."""
+    own = [ev.duration_ns for ev in events]
+    lines: dict[str, list[int]] = defaultdict(list)
+    for k, ev in enumerate(events):
+        if not ev.is_async:
+            lines[ev.device].append(k)
+    for ks in lines.values():
+        ks.sort(key=lambda k: (events[k].start_ns, -events[k].duration_ns))
+        stack: list[int] = []
+        for k in ks:
+            start = events[k].start_ns
+            while stack and events[stack[-1]].start_ns + events[stack[-1]].duration_ns <= start:
+                stack.pop()
+            if stack:  # nested in the innermost open event: not its own time
+                own[stack[-1]] -= events[k].duration_ns
+            stack.append(k)
+    return [max(t, 0.0) for t in own]
+
+
+def categories_of(ops: list[dict]) -> dict[str, float]:
+    """Self time per XProf category (the profile's own, as XProf's hlo_stats chart sums
+    it); {} when the profile states none."""
+    out: dict[str, float] = defaultdict(float)
+    for r in ops:
+        if r.get("category"):
+            out[r["category"]] += r["self_seconds"]
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
@@ -94,7 +134,8 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
         "instructions": rows,
         "categories": dict(sorted(categories.items(), key=lambda kv: -kv[1])),
         "collectives_by_axis": _axes_with_share(per_axis(rows), chip),
-        "ops": raw_ops(profile),
+        "ops": (ops := raw_ops(profile)),
+        "op_categories": categories_of(ops),
         "unmatched_events": index.unmatched,
         "unseen_instructions": len(index.unseen),
         "kernels": [v.to_dict() for v in index.kernels.values()],
