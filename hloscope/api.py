@@ -127,8 +127,17 @@ class Program:
 
         return kernels(self.module)
 
+    def memory(self, chip: str | None = None):
+        """The static HBM peak over the schedule (cost.liveness.MemoryReport: arguments,
+        outputs, aliases, peak temporaries and what is live at the peak), as XLA's
+        memory_analysis counts it."""
+        from hloscope.cost.liveness import memory
+
+        return memory(self.module, chip=self.chip(chip).chip)
+
     def sharding(self, chip: str | None = None):
-        """(mesh, collectives) of the module: groups, axes, bytes, link time."""
+        """The module's mesh and collectives (sharding.Sharding; unpacks as `mesh,
+        collectives`): groups, axes, bytes, link time."""
         from hloscope.sharding import analyze
 
         return analyze(self.module, self.chip(chip).chip)
@@ -141,6 +150,17 @@ class Program:
 
     def __repr__(self) -> str:
         return f"<hloscope.Program {self.module.name} ({len(self.module.computations)} computations)>"
+
+    def _repr_html_(self) -> str:
+        from hloscope.stage import detect_stage
+        from hloscope.units import html_table
+
+        m = self.module
+        choice = self.chip()
+        rows = [["file", m.path], ["computations", len(m.computations)],
+                ["instructions", sum(len(c.instructions) for c in m.computations)],
+                ["stage", detect_stage(m).name], ["chip", f"{choice.chip.name} ({choice.source})"]]
+        return html_table(f"hloscope.Program {m.name}", ["", ""], rows)
 
 
 @dataclass

@@ -28,3 +28,14 @@ def human_si(v: float, unit: str = "", decimals: int | None = None) -> str:
             number = f"{v / p:g}" if decimals is None else f"{v / p:.{decimals}f}"
             return f"{number} {name}{unit}"
     return f"{v:g} {unit}".rstrip()
+
+
+def html_table(caption: str, headers: list[str], rows: list[list[object]], more: int = 0) -> str:
+    """A small HTML table for notebooks (`_repr_html_`), every value escaped."""
+    from html import escape
+
+    head = "".join(f"<th>{escape(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in row) + "</tr>" for row in rows)
+    tail = f"<p>and {more} more</p>" if more else ""
+    return (f"<div class=\"hloscope\"><b>{escape(caption)}</b><table><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>{tail}</div>")

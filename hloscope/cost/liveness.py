@@ -45,6 +45,7 @@ from hloscope.cost.sharing import (
     shareable_operands,
 )
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
+from hloscope.cost.memory import MemoryReport
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.source import source_of
 
@@ -65,36 +66,6 @@ class Buffer:
     defined: int  # schedule step of the defining instruction
     last_use: int
     kind: str = "temp"  # "argument" | "output" | "temp" | "constant" | "in output" (a temp in an output's buffer) | "returned" (a callee's result, in its caller's buffer)
-
-
-@dataclass
-class MemoryReport:
-    module: str
-    scheduled: bool
-    argument_bytes: int = 0
-    output_bytes: int = 0
-    alias_bytes: int = 0
-    temp_peak_bytes: int = 0  # HBM temporaries live together at the peak
-    peak_step: int = -1
-    peak_instruction: str = ""
-    peak_live: list[dict] = field(default_factory=list)  # the largest buffers live at the peak
-    other_spaces: dict[str, int] = field(default_factory=dict)  # peak per non-HBM space
-    timeline: list[tuple[int, str, int]] = field(default_factory=list)  # (step, instr, HBM temp live)
-    constant_bytes: int = 0
-
-    @property
-    def hbm_bytes(self) -> int:
-        """arguments + outputs - aliased + peak temporaries: XLA's HBM figure."""
-        return self.argument_bytes + self.output_bytes - self.alias_bytes + self.temp_peak_bytes
-
-    def to_dict(self) -> dict:
-        return {"module": self.module, "scheduled": self.scheduled,
-                "argument_bytes": self.argument_bytes, "output_bytes": self.output_bytes,
-                "alias_bytes": self.alias_bytes, "temp_peak_bytes": self.temp_peak_bytes,
-                "hbm_bytes": self.hbm_bytes, "peak_step": self.peak_step,
-                "peak_instruction": self.peak_instruction, "peak_live": self.peak_live,
-                "other_spaces": self.other_spaces, "constant_bytes": self.constant_bytes,
-                "timeline": [list(t) for t in self.timeline]}
 
 
 class _Walk:

@@ -77,6 +77,20 @@ class Report:
                              for name, why in dict(self.totals.unknown).items()],
         }
 
+    def __repr__(self) -> str:
+        t = sum(r.t_bound * r.times for r in self.rows)
+        return (f"<Roofline {self.module} on {self.chip.name}: {len(self.rows)} ops, "
+                f"{self.totals.flops:.4g} FLOPs, roofline {t * 1e6:.2f} us>")
+
+    def _repr_html_(self) -> str:
+        from hloscope.units import html_table, human_bytes, human_seconds
+
+        rows = sorted(self.rows, key=lambda r: -r.t_bound * r.times)
+        shown = [[r.instruction, r.opcode, f"{r.flops * r.times:.3g}", human_bytes(r.bytes * r.times, 2),
+                  human_seconds(r.t_bound * r.times, 3), r.bound, r.source] for r in rows[:25]]
+        return html_table(repr(self)[1:-1], ["instruction", "opcode", "FLOPs", "bytes", "time", "bound",
+                                             "source"], shown, max(len(rows) - 25, 0))
+
     def to_dict(self) -> dict:
         """The JSON record of `hloscope roofline` for this module."""
         return {"name": self.module, "totals": self.totals_json(),

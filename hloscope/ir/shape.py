@@ -153,6 +153,9 @@ class Shape:
     def __str__(self) -> str:
         return _plain_text(self)
 
+    def __repr__(self) -> str:
+        return f"Shape({self.text()!r})"
+
 
 _T = TypeVar("_T")
 

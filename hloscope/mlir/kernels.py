@@ -19,6 +19,12 @@ class Kernel:
     error: str | None  # why the body could not be decoded or summarized
     operand_shapes: list
 
+    def __repr__(self) -> str:
+        s = self.summary
+        what = (f"{s.name}, grid {tuple(s.grid)}" if s else f"not decoded: {self.error}")
+        shapes = ", ".join(str(x) for x in self.operand_shapes[:4])
+        return f"<Kernel %{self.instruction.name} ({self.target}): {what}; operands {shapes}>"
+
     @property
     def scoped_vmem_bytes(self) -> int | None:
         """The scoped VMEM XLA granted this call (backend_config.scoped_memory_configs)."""

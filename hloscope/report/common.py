@@ -64,6 +64,28 @@ class LintReport:
     expand: bool = False  # text output: each finding of a group on its own (--expand)
     source_root: str | None = None  # --source-root: where the program's files are here
 
+    def __iter__(self):
+        return iter(self.findings)
+
+    def __len__(self) -> int:
+        return len(self.findings)
+
+    def __getitem__(self, k):
+        return self.findings[k]
+
+    def __repr__(self) -> str:
+        by = ", ".join(f"{n} {c}" for c, n in sorted(Counter(f.code for f in self.findings).items()))
+        return (f"<LintReport: {len(self.findings)} finding(s){' (' + by + ')' if by else ''} in "
+                f"{len(self.files)} file(s), {self.instructions} instructions checked>")
+
+    def _repr_html_(self) -> str:
+        from hloscope.units import html_table
+
+        rows = [[f.code, str(f.severity), f"{f.line}:{f.column}", f.instruction, f.message]
+                for f in self.findings[:50]]
+        return html_table(repr(self)[1:-1], ["code", "severity", "line", "instruction", "message"],
+                          rows, max(len(self.findings) - 50, 0))
+
     def rule_classes(self) -> list[type[Rule]]:
         if callable(self.rules):
             self.rules = self.rules()

@@ -29,6 +29,7 @@ from hloscope.sharding.chains import fused_chains
 from hloscope.sharding.links import link_time
 from hloscope.sharding.mesh import (
     Mesh,
+    Sharding,
     device_count,
     factor_group,
     infer_mesh,
@@ -279,7 +280,7 @@ def _sized(op: str, n: int, instr: Instruction, operands: list[Shape]) -> tuple[
     return operand_bytes, result_bytes, _moved(op, n, operand_bytes, result_bytes), gshape
 
 
-def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collective]]:
+def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     model = CostModel(module)
     found: list[tuple[Computation, Instruction, str]] = []
     in_fusions: list[tuple[Computation, Instruction, str]] = []
@@ -399,7 +400,7 @@ def analyze(module: Module, chip: Chip | None = None) -> tuple[Mesh, list[Collec
             ax = mesh.axis_for(stride, size)
             names.append(ax.name if ax else f"stride{stride}x{size}")
         c.axis = "+".join(names) if names else "none"
-    return mesh, collectives
+    return Sharding(mesh, collectives)
 
 
 def bytes_per_axis(collectives: list[Collective]) -> dict[str, float]:

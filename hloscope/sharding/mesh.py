@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import prod
+from typing import NamedTuple
 
 from hloscope.ir import Module
 
@@ -151,3 +152,26 @@ def infer_mesh(devices: int, factors: list[tuple[int, int]]) -> list[MeshAxis]:
     if expect > 1:
         out.append(MeshAxis("stride1", expect, 1))
     return out
+
+
+class Sharding(NamedTuple):
+    """A module's mesh and its logical collectives (unpacks as `mesh, collectives`)."""
+
+    mesh: Mesh
+    collectives: list  # of sharding.collectives.Collective
+
+    def __repr__(self) -> str:
+        axes = ", ".join(f"{a.name}={a.size}" for a in self.mesh.axes) or "none"
+        moved = sum(c.moved_bytes for c in self.collectives)
+        return (f"<Sharding: {self.mesh.devices} devices, mesh ({self.mesh.source}) {axes}; "
+                f"{len(self.collectives)} collective(s), {moved / 2**20:.2f} MiB moved per device>")
+
+    def _repr_html_(self) -> str:
+        from hloscope.units import html_table, human_bytes, human_seconds
+
+        rows = [[c.instruction, c.opcode, c.axis, f"{c.num_groups} x {c.group_size}",
+                 human_bytes(c.moved_bytes, 2), human_seconds(c.est_seconds, 3) if c.est_seconds else "-",
+                 c.links, "async" if c.is_async else "sync"] for c in self.collectives[:50]]
+        return html_table(repr(self)[1:-1], ["instruction", "collective", "axis", "groups", "moved",
+                                             "time", "links", "mode"], rows,
+                          max(len(self.collectives) - 50, 0))
