@@ -4,6 +4,7 @@ for every command, with exit code 2 and no traceback; --debug shows the tracebac
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 import sys
 
 import pytest
@@ -144,3 +145,25 @@ def test_debug_shows_the_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "hloscope", "--debug", "stats", "--no-cache", str(bad)],
                           capture_output=True, text=True)
     assert proc.returncode != 0 and "Traceback" in proc.stderr and "ParseError" in proc.stderr
+
+
+def test_a_stray_byte_in_a_string_is_kept_and_elsewhere_is_shown_with_its_caret(tmp_path):
+    """Invalid UTF-8 inside a quoted string (an op_name) is read as U+FFFD, as XLA's parser
+    takes a string's bytes; anywhere else it is a located error with the line and a caret."""
+    from hloscope.parser import ParseError, load
+
+    real = (Path(__file__).parents[1] / "fixtures" / "cpu" / "mlp_cpu.hlo.txt").read_bytes()
+    at = real.index(b'op_name="') + len(b'op_name="jit(')
+    in_string = tmp_path / "in_string.hlo.txt"
+    in_string.write_bytes(real[:at] + b"\xff\xfe" + real[at:])
+    (m,) = load(in_string)
+    assert any("\ufffd" in str(i.raw_attr("metadata")) for i in m.instructions())
+    at = real.index(b" fusion(")
+    outside = tmp_path / "outside.hlo.txt"
+    outside.write_bytes(real[:at] + b"\xff" + real[at:])
+    with pytest.raises(ParseError) as e:
+        load(outside)
+    rendered = e.value.render()
+    assert "invalid UTF-8 outside a quoted string" in rendered
+    line = real[:at].count(b"\n") + 1
+    assert f"outside.hlo.txt:{line}:" in rendered and "^" in rendered.splitlines()[-1]

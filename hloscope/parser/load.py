@@ -36,6 +36,31 @@ def _check_nesting(text: str, path: str) -> None:
                          "(HLOSCOPE_MAX_NESTING raises the limit)", path, line, col)
 
 
+def _strings_with_bad_bytes(data: bytes, first: UnicodeDecodeError, path: str) -> str:
+    """Text whose only invalid UTF-8 is inside quoted strings (an op_name or a file name
+    with a stray byte; XLA's own parser takes a string's bytes as they are): the bytes
+    become U+FFFD. Invalid UTF-8 anywhere else is a located error with its line."""
+    at = first.start
+    while True:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        line = data[start:end if end >= 0 else len(data)]
+        quotes = line[: at - start].replace(b'\\"', b"").count(b'"')
+        if quotes % 2 == 0:  # not inside a string
+            text_line = line.decode("utf-8", errors="replace")
+            col = len(line[: at - start].decode("utf-8", errors="replace")) + 1
+            raise ParseError("invalid UTF-8 outside a quoted string; expected HLO text", path,
+                             data.count(b"\n", 0, at) + 1, col, source_line=text_line)
+        try:
+            data[at:].decode("utf-8")
+            break
+        except UnicodeDecodeError as e:
+            at += e.start if e.start > 0 else 1
+            if at >= len(data):
+                break
+    return data.decode("utf-8", errors="replace")
+
+
 def decode(data: bytes, path: str) -> str:
     """Bytes to HLO text, refusing empty input and what is not HLO with a located error.
     Other inputs are recognised (hloscope.parser.inputs): a binary HloProto or StableHLO
@@ -57,9 +82,7 @@ def decode(data: bytes, path: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise ParseError("invalid UTF-8; expected HLO text", path, line, col) from None
+        text = _strings_with_bad_bytes(data, e, path)
     if not text or text.isspace():  # (no stripped copy of a large file)
         raise ParseError("empty file; expected 'HloModule'", path, 1, 1)
     if not text.lstrip()[:9] == "HloModule":
