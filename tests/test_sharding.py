@@ -168,3 +168,28 @@ def test_an_async_all_to_all_is_one_collective_with_the_wrapped_groups():
     assert c.opcode == "all-to-all" and c.is_async and c.instruction == "all-to-all-start.4"
     assert (c.group_size, c.num_groups) == (16, 8)
     assert c.moved_bytes == 15 / 16 * (8 * 16 * 16 * 128 * 7168) * 2  # bf16[1,8,16,16,128,7168]
+
+
+def test_axis_names_come_from_beside_the_optimized_module(tmp_path):
+    """XLA drops the Shardy mesh from the optimized module; its before-optimizations dump in
+    the same folder keeps it (`fsdp`), and so does the mesh `hloscope compile` records."""
+    import json
+    import shutil
+
+    from hloscope.parser import load
+
+    folder = FIXTURES / "dumps" / "fsdp_async_fusion_v5p"
+    after = next(folder.glob("*.after_optimizations.txt"))
+    (m,) = load(after)
+    mesh, collectives = analyze(m)
+    assert mesh.source.startswith("the before-optimizations dump") and [a.name for a in mesh.axes] == ["fsdp"]
+    assert {c.axis for c in collectives} == {"fsdp"}
+    alone = tmp_path / "alone" / after.name  # (no sibling: the printed names)
+    alone.parent.mkdir()
+    shutil.copy(after, alone)
+    (m,) = load(alone)
+    assert "fsdp" not in {c.axis for c in analyze(m)[1]}
+    (alone.parent / "hloscope.json").write_text(json.dumps({"chip": "v5p", "mesh": {"shards": 8}}))
+    (m,) = load(alone)
+    mesh, collectives = analyze(m)
+    assert mesh.source == "recorded by hloscope compile" and {c.axis for c in collectives} == {"shards"}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from math import prod
 
 from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE
@@ -33,6 +34,7 @@ from hloscope.sharding.mesh import (
     device_count,
     factor_group,
     infer_mesh,
+    mesh_beside,
     named_axes,
     sdy_mesh,
 )
@@ -320,6 +322,9 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     axes = sdy_mesh(module)
     if axes:
         mesh.axes, mesh.source = axes, "sdy"
+    elif (beside := mesh_beside(module)) is not None and prod(a.size for a in beside[0]) == devices:
+        mesh.axes, mesh.source = beside
+    has_names = bool(mesh.axes)  # (names from Shardy or beside the module beat axis_0, axis_1)
     collectives: list[Collective] = []
     factors_seen: list[tuple[int, int]] = []
     source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
@@ -332,7 +337,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
         implicit = implicit_sizes[id(instr)]
         if implicit > 1 and implicit != devices and devices % implicit == 0:
             groups = [tuple(range(k, k + implicit)) for k in range(0, devices, implicit)]
-        if rg is not None and rg.form == "mesh" and mesh.source != "sdy":
+        if rg is not None and rg.form == "mesh" and not has_names:
             mesh.axes, mesh.source = named_axes(list(rg.mesh_axes)), "replica_groups"
         if op == "collective-permute":
             factors = None

@@ -134,6 +134,40 @@ def sdy_mesh(module: Module) -> list[MeshAxis] | None:
     return None
 
 
+def mesh_beside(module: Module) -> tuple[list[MeshAxis], str] | None:
+    """Named axes from beside the module, where its own text names none (XLA drops the
+    Shardy mesh from the optimized module): the mesh `hloscope compile` recorded in the dump
+    folder (hloscope.json), else the `xla.sdy.meshes` of the module's before-optimizations
+    dump in the same folder. (axes, source) or None."""
+    import json
+    from pathlib import Path
+
+    path = Path(str(getattr(module, "path", "") or ""))
+    if not path.name or not path.parent.is_dir():
+        return None
+    try:
+        record = json.loads((path.parent / "hloscope.json").read_text(encoding="utf-8"))
+        mesh = record.get("mesh") if isinstance(record, dict) else None
+        if isinstance(mesh, dict) and mesh:
+            return named_axes([(str(k), int(v)) for k, v in mesh.items()]), "recorded by hloscope compile"
+    except (OSError, ValueError, TypeError):
+        pass
+    m = re.match(r"(module_\d+\.)", path.name)
+    if not m:
+        return None
+    for before in sorted(path.parent.glob(f"{m.group(1)}*before_optimizations.txt")):
+        try:
+            with open(before, encoding="utf-8", errors="replace") as f:
+                head = f.read(1 << 16)
+        except OSError:
+            continue
+        for found in _SDY_MESH.finditer(head.split("\n", 1)[0]):
+            axes = [(name, int(size)) for name, size in _SDY_AXIS.findall(found.group(2))]
+            if axes:
+                return named_axes(axes), "the before-optimizations dump's Shardy mesh"
+    return None
+
+
 def infer_mesh(devices: int, factors: list[tuple[int, int]]) -> list[MeshAxis]:
     """A row-major mesh consistent with the (stride, size) factors seen in collectives."""
     axes: dict[int, int] = {}
