@@ -91,6 +91,26 @@ def resolve(target: str):
     return fn
 
 
+def explain(e: BaseException, request: dict) -> str:
+    """One line saying why the compile failed, and the user's own frames under it (never
+    jax's, libtpu's or ours): what the parent prints."""
+    import traceback
+
+    if isinstance(e, CompileError):
+        return str(e)
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if "topology" in text.lower() or "TPU external name" in text:
+        return (f"bad --topology {request.get('topology')!r}: {text.split(': ', 1)[-1]} (a TPU "
+                "generation and a whole number of hosts, e.g. v5e:2x2, v5p:2x2x1, v4:2x2x1, v6e:2x2)")
+    target = str(request.get("target", "")).rpartition(":")[0]
+    own = [f for f in traceback.extract_tb(e.__traceback__)
+           if "site-packages" not in f.filename and "/hloscope/" not in f.filename
+           and not f.filename.startswith("<")]
+    frames = "".join(f"\\n  {f.filename}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in own[-6:])
+    return (f"compiling {request.get('target')} failed: {type(e).__name__}: {text}"
+            + (frames or (f" (in {target})" if target else "")))
+
+
 def have_libtpu() -> bool:
     return importlib.util.find_spec("libtpu") is not None
 
@@ -115,7 +135,7 @@ def compile_here(request: dict) -> dict:
             args = maker(mesh)
         except TypeError:
             args = maker()
-        args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
+        args = on_mesh(tuple(args) if isinstance(args, (list, tuple)) else (args,), mesh)
     else:
         args = []
         for text in request.get("args", []):
@@ -126,6 +146,7 @@ def compile_here(request: dict) -> dict:
             sharding = NamedSharding(mesh, P(*(spec or ())))
             args.append(jax.ShapeDtypeStruct(dims, getattr(jax.numpy, dtype), sharding=sharding))
     compiled = jax.jit(fn).lower(*args).compile()
+    check_platform(compiled, request["topology"])
     cost = compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, list) and cost else cost
     mem = compiled.memory_analysis()
@@ -141,6 +162,35 @@ def compile_here(request: dict) -> dict:
         {"topology": request["topology"], "chip": chip_of_topology(request["topology"]),
          "device_kind": getattr(topo.devices[0], "device_kind", None), **done}, indent=1))
     return done
+
+
+def check_platform(compiled, topology: str) -> None:
+    """Refuse a compile that went to another backend than the topology's TPUs (arguments
+    placed on no device of the mesh compile for the CPU)."""
+    import jax
+
+    shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
+    platforms = {d.platform for s in shardings for d in getattr(s, "device_set", ())}
+    if platforms and platforms != {"tpu"}:
+        raise CompileError(f"the program compiled for {', '.join(sorted(platforms))}, not for the "
+                           f"{topology} TPUs: place its arguments on the mesh (ShapeDtypeStructs "
+                           "with a NamedSharding of the mesh hloscope passes to the args function)")
+
+
+def on_mesh(args, mesh):
+    """The arguments with every ShapeDtypeStruct that has no sharding placed on the mesh,
+    replicated: an unplaced one would compile for the default backend (the CPU here), not
+    for the topology's devices."""
+    import jax
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    def place(x):
+        if isinstance(x, jax.ShapeDtypeStruct) and getattr(x, "sharding", None) is None:
+            return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, P()))
+        return x
+
+    return jax.tree.map(place, args)
 
 
 def chip_of_topology(topology: str) -> str | None:
@@ -164,16 +214,17 @@ def run_child(request: dict, timeout: float = 1800) -> dict:
     flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_dump_to={out.resolve()}".strip()
     env = {**os.environ, "XLA_FLAGS": flags, "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",
            "TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")}
-    code = ("import json, sys\nfrom hloscope.compile import CompileError, compile_here\n"
+    code = ("import json, sys\nfrom hloscope.compile import compile_here, explain\n"
             "try:\n    print(json.dumps(compile_here(json.loads(sys.argv[1]))))\n"
-            "except CompileError as e:\n    print('hloscope-compile-error: ' + str(e), file=sys.stderr)\n"
+            "except BaseException as e:\n"
+            "    print('hloscope-compile-error: ' + explain(e, json.loads(sys.argv[1])), file=sys.stderr)\n"
             "    sys.exit(3)\n")
     done = subprocess.run([sys.executable, "-c", code, json.dumps(request)], env=env,
                           capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         said = [line for line in done.stderr.splitlines() if line.startswith("hloscope-compile-error: ")]
         if said:
-            raise CompileError(said[-1].split(": ", 1)[1])
+            raise CompileError(said[-1].split(": ", 1)[1].replace("\\n", "\n"))
         tail = "\n".join(done.stderr.strip().splitlines()[-12:])
         raise CompileError(f"the compile failed:\n{tail}")
     return json.loads(done.stdout.strip().splitlines()[-1])

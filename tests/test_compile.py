@@ -121,3 +121,65 @@ def test_compile_lints_only_the_function_named(tmp_path):
     assert "also compiled (not linted):" in result.output
     whole = json.loads(runner.invoke(app, ["lint", str(out), "--format", "json", "--exit-zero"]).stdout)
     assert len(whole["modules"]) > 1  # the helpers' dumps stay in the folder
+
+
+def _help_examples() -> list[list[str]]:
+    import shlex
+
+    text = runner.invoke(app, ["compile", "--help"], terminal_width=1000).stdout
+    return [shlex.split(line.strip())[1:] for line in text.splitlines()
+            if line.strip().startswith("hloscope compile ")]
+
+
+@needs_libtpu
+@pytest.mark.parametrize("n", [0, 1])
+def test_the_help_examples_run(tmp_path, n, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    example = _help_examples()[n]
+    example[example.index("-o") + 1] = str(tmp_path / "out")
+    result = runner.invoke(app, example)
+    assert result.exit_code in (0, 1), result.output
+    assert "HloModule jit_train_step, after_optimizations" in result.output
+
+
+_UNSHARDED = '''
+import jax, jax.numpy as jnp
+
+def block(w, x):
+    return jnp.tanh(x @ w)
+
+def example_args():
+    return (jax.ShapeDtypeStruct((512, 512), jnp.bfloat16), jax.ShapeDtypeStruct((128, 512), jnp.bfloat16))
+'''
+
+
+@needs_libtpu
+def test_unsharded_arguments_compile_for_the_tpu_not_the_cpu(tmp_path):
+    """An args function returning plain ShapeDtypeStructs: placed on the mesh, replicated; the
+    dump is a TPU one (no *.cpu_after_optimizations.txt), costed on the topology's chip."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(_UNSHARDED)
+    out = tmp_path / "dump"
+    result = runner.invoke(app, ["compile", f"{prog}:block", "--args-from", f"{prog}:example_args",
+                                 "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    assert not list(out.glob("*cpu_after_optimizations*"))
+    assert list(out.glob("*.after_optimizations.txt"))
+    assert "chip TPU v5e: recorded by hloscope compile" in result.output
+
+
+@needs_libtpu
+@pytest.mark.parametrize(("args", "says"), [
+    (["--topology", "v5x:2x2", "--args", "bf16[512,512]", "--args", "bf16[128,512]"],
+     "error: bad --topology 'v5x:2x2': Invalid TPU external name"),
+    (["--args", "bf16[512,512]"], "TypeError: block() missing 1 required positional argument"),
+    (["--args", "bf16[512,512]", "--args", "bf16[128,256]"], "prog.py:5 in block: return jnp.tanh(x @ w)"),
+])
+def test_a_failed_compile_is_one_line_and_the_users_frames(tmp_path, args, says):
+    prog = tmp_path / "prog.py"
+    prog.write_text(_UNSHARDED)
+    result = runner.invoke(app, ["compile", f"{prog}:block", *args, "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert says in result.output
+    assert "Traceback" not in result.output and "libtpu" not in result.output
+    assert "site-packages" not in result.output

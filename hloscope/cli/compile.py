@@ -25,13 +25,18 @@ def compile(  # noqa: A001 - the command's name
     write XLA's dump of it (HLO before and after optimizations, buffer assignment, memory
     report) with cost_analysis.json and memory_analysis.json into a folder, then lint it.
 
+    Arguments given as unsharded jax.ShapeDtypeStructs are placed on the mesh, replicated; a
+    compile that still lands on another backend is refused. A failure (your code, a bad
+    topology, libtpu) is one line and your own frames, exit 2. A Pallas kernel compiles like
+    any function; give `--mesh x:1` to run it on one chip.
+
     Needs libtpu: pip install 'hloscope[tpu]'. Exit codes as lint's (0, 1 findings, 2 errors).
 
     Examples:
 
-      hloscope compile examples/mlp.py:train_step --topology v5e:2x2 --mesh data:4 --args 'f32[512,1024]@_,_' --args 'f32[64,512]@data' -o out/
+      hloscope compile examples/mlp.py:train_step --topology v5e:2x2 --mesh data:4 --args 'bf16[1024,4096]' --args 'bf16[4096,1024]' --args 'bf16[256,1024]@data' --args 'bf16[256,1024]@data' -o out/
 
-      hloscope compile examples/mlp.py:train_step --args-from examples/mlp.py:example_args -o out/
+      hloscope compile examples/mlp.py:train_step --mesh data:4 --args-from examples/mlp.py:example_args -o out/
     """
     from hloscope.compile import CompileError, have_libtpu, parse_arg, parse_mesh, run_child
 
