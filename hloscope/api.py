@@ -68,6 +68,7 @@ class Program:
     """One HLO module and the analyses on it."""
 
     module: Module
+    default_chip: str | None = None  # the chip it was compiled for, when known (hloscope.testing)
 
     @property
     def name(self) -> str:
@@ -85,7 +86,7 @@ class Program:
         the same choice the CLI makes."""
         from hloscope.cost.resolve import resolve_chip
 
-        return resolve_chip(self.module, chip)
+        return resolve_chip(self.module, chip or self.default_chip)
 
     def roofline(self, chip: str | None = None, trip_counts: bool = True):
         """Per-instruction FLOPs, bytes and roofline time on a chip (cost.roofline.Report;
@@ -117,7 +118,7 @@ class Program:
         """Findings of the selected rules (a LintReport: .findings, .notes, to_dict())."""
         from hloscope.lint import LintOptions, lint_modules
 
-        opts = LintOptions(select=select, ignore=list(ignore or []), chip=chip)
+        opts = LintOptions(select=select, ignore=list(ignore or []), chip=chip or self.default_chip)
         return lint_modules([self.module], opts,
                             trace=trace.join(self) if trace is not None else None)
 

@@ -28,7 +28,7 @@ LAYERS = [
     {"sharding", "mlir", "trace", "stats"},
     {"rules"},
     {"report", "render", "lint", "paths"},
-    {"api", "html", "explorer", "diff", "compile", "fleet"},
+    {"api", "html", "explorer", "diff", "compile", "fleet", "testing"},
     {"cli", "__main__"},
 ]
 
