@@ -35,7 +35,9 @@ class ModulePage:
     kernels: list[dict] = field(default_factory=list)
     graphs: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    measured_seconds: float | None = None  # all linked op events of the profile, when given
+    measured_seconds: float | None = None  # linked op time per step and device, when profiled
+    measured_steps: tuple[int, int] = (0, 0)  # (steps, devices) the profile held
+    measured_mfu: float | None = None  # the module's FLOPs over the measured step
     compare: dict | None = None  # report --against: hloscope.diff's record for this module
 
 
@@ -67,7 +69,13 @@ def _groups(findings: list) -> list[dict]:
 def _measured(trace, module: Module) -> dict[str, object]:
     if trace is None:
         return {}
-    return {name: s for (mod, name), s in trace.stats.items() if mod == module.name}
+    label = trace.label(module)
+    return {name: s for (mod, name), s in trace.stats.items() if mod == label}
+
+
+def _per_step(trace) -> float:
+    """What divides a profile's summed op time to give one step on one device."""
+    return max(getattr(trace, "steps", 1), 1) * max(getattr(trace, "devices", 1), 1)
 
 
 def _category(module: Module, row) -> str:
@@ -78,14 +86,14 @@ def _category(module: Module, row) -> str:
     return category(instr, module) if instr is not None else "other"
 
 
-def _roofline(page: ModulePage, module: Module, report, spec, measured: dict) -> None:
+def _roofline(page: ModulePage, module: Module, report, spec, measured: dict, per_step: float = 1.0) -> None:
     from hloscope.render.plots import Point, point_label, roofline_svg
 
     module_rows = [r for r in report.rows if r.t_bound > 0 or r.instruction in measured]
 
-    def seconds(r) -> float:
+    def seconds(r) -> float:  # (per step: a profile's time over its steps and devices)
         s = measured.get(r.instruction)
-        return s.total_ns * 1e-9 if s is not None else r.t_bound * r.times
+        return s.total_ns * 1e-9 / per_step if s is not None else r.t_bound * r.times
 
     rows = sorted(module_rows, key=seconds, reverse=True)
     points = []
@@ -113,7 +121,7 @@ def _roofline(page: ModulePage, module: Module, report, spec, measured: dict) ->
         page.top_ops.append({
             "instruction": r.instruction, "computation": r.computation, "opcode": r.opcode,
             "seconds": seconds(r), "bound_seconds": r.t_bound * r.times, "bound": r.bound,
-            "times": s.count if s is not None else r.times, "flops": r.flops * r.times,
+            "times": s.count / per_step if s is not None else r.times, "flops": r.flops * r.times,
             "bytes": r.bytes * r.times, "intensity": r.intensity,
             "source": r.source, "op_name": r.op_name,
         })
@@ -126,8 +134,12 @@ def _memory(page: ModulePage, module: Module, capacity: int | None) -> None:
     m = memory(module)
     page.memory = m.to_dict()
     page.memory.pop("timeline", None)
-    if m.scheduled:
+    page.memory["note"] = ""
+    if m.scheduled and m.temp_peak_bytes > 0:
         page.timeline_svg = timeline_svg(m.timeline, capacity, m.peak_step)
+    elif m.scheduled:
+        page.memory["note"] = ("no HBM temporaries: every buffer the program uses is an argument or "
+                               "an output (or lives on chip), so there is no timeline to draw")
 
 
 def _graphs(page: ModulePage, module: Module, findings: list, groups: list[dict]) -> None:
@@ -193,10 +205,14 @@ def collect(module: Module, file: str, findings: list, chip_name: str | None,
                           "step estimate, MFU and memory peak are indicative only; report on the "
                           "after_optimizations dump")
     page.notes.extend(lint_notes or [])
-    if measured:
-        page.measured_seconds = sum(s.total_ns for s in measured.values()) * 1e-9
+    per_step = _per_step(trace) if measured else 1.0
+    if measured:  # (one step on one device: the profile's op time over its steps and devices)
+        page.measured_seconds = sum(s.total_ns for s in measured.values()) * 1e-9 / per_step
+        page.measured_steps = (getattr(trace, "steps", 1), getattr(trace, "devices", 1))
+        if page.measured_seconds > 0 and spec.peak_flops("bf16"):
+            page.measured_mfu = report.totals.flops / (page.measured_seconds * spec.peak_flops("bf16"))
     page.groups = _groups(mine)
-    _roofline(page, module, report, spec, measured)
+    _roofline(page, module, report, spec, measured, per_step)
     _memory(page, module, page.chip["capacity"])
     page.header["hbm_bytes"] = page.memory.get("hbm_bytes")
     page.collectives = [c.to_dict() for c in step.collectives]
