@@ -46,6 +46,12 @@ def compile_tpu(fn, args: Any, topology: str = "v5e:2x2", mesh: dict[str, int] |
     'hloscope[tpu]'). `args`: jax.ShapeDtypeStructs (a tuple), or a function of the mesh
     returning them; ones without a sharding are placed on the mesh, replicated. `mesh`: axis
     name -> size (default: one axis `x` over every device)."""
+    import os
+
+    # deviceless: no TPU to find, and other processes (a test run's workers, hloscope
+    # compile) may hold libtpu's lock; as `hloscope compile`'s child sets them
+    os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+    os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
     import jax
     import numpy as np
     from jax.experimental import topologies
