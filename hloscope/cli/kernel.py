@@ -23,6 +23,7 @@ def kernel(
     file: FileArg,
     instruction: Annotated[str | None, typer.Option("--instruction", "-i", help="Only this custom-call instruction.")] = None,
     mlir: Annotated[bool, typer.Option("--mlir", help="Print the kernel's MLIR (text format).")] = False,
+    top: Annotated[int, typer.Option("--top", help="Custom calls to show in text format (0: all).")] = 20,
     format: FormatOpt = Format.text,
     trace: Annotated[Path | None, typer.Option("--trace", help=(
         "A TPU capture of the program: each kernel's measured runs, TraceMe regions (DMA wait "
@@ -60,7 +61,8 @@ def kernel(
             return out
 
         emit(format, lambda: {"version": 1, "kernels": [record(k) for k in found]},
-             lambda: kernels_text(found, mlir, views if trace is not None else None))
+             lambda: kernels_text(found if top <= 0 else found[:top], mlir, views if trace is not None else None)
+             + (f"\nand {len(found) - top} more custom calls (--top 0 shows all)" if 0 < top < len(found) else ""))
 
     def _views(modules: list) -> dict:
         from hloscope.trace import TraceError, join, load_profile, mismatch

@@ -27,6 +27,7 @@ def sharding(
     format: FormatOpt = Format.text,
     chip_name: AutoChipOpt = None,
     groups: Annotated[bool, typer.Option("--groups", help="Print every device group (text format).")] = False,
+    top: Annotated[int, typer.Option("--top", help="Collectives to list per module in text format, the costliest first (0: all, in program order).")] = 20,
     no_cache: NoCacheOpt = False,
     chip_file_path: ChipFileOpt = None,
     gpus_per_node: GpusPerNodeOpt = None,
@@ -51,6 +52,6 @@ def sharding(
                  "bytes_per_axis": axes, "collectives": [x.to_dict() for x in cs]}
                 for (m, mesh, cs), axes, c in zip(results, per_axis, choices)]},
              lambda: "\n".join(f"note: {c.note}" for c in dict.fromkeys(choices) if c.note)
-             + ("\n" if any(c.note for c in choices) else "") + sharding_text(results, per_axis, groups))
+             + ("\n" if any(c.note for c in choices) else "") + sharding_text(results, per_axis, groups, top))
 
     analyse(file, no_cache, run, module=module)
