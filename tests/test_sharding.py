@@ -193,3 +193,14 @@ def test_axis_names_come_from_beside_the_optimized_module(tmp_path):
     (m,) = load(alone)
     mesh, collectives = analyze(m)
     assert mesh.source == "recorded by hloscope compile" and {c.axis for c in collectives} == {"shards"}
+
+
+@needs_corpus
+def test_top_limits_the_collective_list():
+    mixtral = CORPUS / "xla-benchmark-hlo" / "hlo_mixtral_8x7b_bf16_1x8.hlo"
+    out = CliRunner().invoke(app, ["sharding", str(mixtral), "--top", "5"]).stdout
+    listed = [line for line in out.splitlines() if line.startswith("  ") and " over " in line]
+    assert len(listed) == 5
+    total = len(json.loads(CliRunner().invoke(app, ["sharding", str(mixtral), "--format", "json"]).stdout)
+                ["modules"][0]["collectives"])
+    assert f"and {total - 5} more (--top 0 lists all)" in out
