@@ -112,7 +112,10 @@ def explain(e: BaseException, request: dict) -> str:
 
 
 def have_libtpu() -> bool:
-    return importlib.util.find_spec("libtpu") is not None
+    try:
+        return importlib.util.find_spec("libtpu") is not None and importlib.util.find_spec("jax") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def compile_here(request: dict) -> dict:

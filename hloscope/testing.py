@@ -52,10 +52,13 @@ def compile_tpu(fn, args: Any, topology: str = "v5e:2x2", mesh: dict[str, int] |
     # compile) may hold libtpu's lock; as `hloscope compile`'s child sets them
     os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
     os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
-    import jax
-    import numpy as np
-    from jax.experimental import topologies
-    from jax.sharding import Mesh
+    try:
+        import jax
+        import numpy as np
+        from jax.experimental import topologies
+        from jax.sharding import Mesh
+    except ImportError:
+        raise ImportError("compile_tpu needs jax, jaxlib and libtpu: pip install 'hloscope[tpu]'") from None
 
     from hloscope.compile import check_platform, on_mesh
 

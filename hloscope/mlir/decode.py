@@ -88,8 +88,9 @@ def _decode_mosaic(raw: bytes, target: str, meta: dict[str, Any]) -> KernelBody:
     try:
         from jaxlib.mlir import ir
         from jaxlib.mlir.passmanager import PassManager
-    except ImportError as e:  # pragma: no cover - jaxlib is a dependency
-        raise DecodeError(f"jaxlib MLIR bindings unavailable ({e})") from None
+    except ImportError:
+        raise DecodeError("decoding a Mosaic kernel needs jax and jaxlib: pip install "
+                          "'hloscope[jax]'") from None
     notes: list[str] = []
     ctx = _context(notes)
     try:
@@ -102,8 +103,7 @@ def _decode_mosaic(raw: bytes, target: str, meta: dict[str, Any]) -> KernelBody:
                     PassManager.parse("builtin.module(mosaic-serde{serialize=false})").run(module.operation)
                     generic = False
                 except Exception as e:  # noqa: BLE001 - an old or future kernel version
-                    notes.append(f"Mosaic deserialization failed ({str(e).splitlines()[0]}); "
-                                 "showing the stored (stable_mosaic) form")
+                    notes.append(_too_new(module, e))
             # Printed as bytes: a corrupt body can hold invalid UTF-8, and the bindings'
             # str() would abort the process on it (a C++ exception, not a Python one).
             raw_asm = module.operation.get_asm(binary=True, print_generic_op_form=generic)
@@ -114,6 +114,23 @@ def _decode_mosaic(raw: bytes, target: str, meta: dict[str, Any]) -> KernelBody:
     except UnicodeDecodeError:
         raise DecodeError("kernel bytecode holds text that is not UTF-8 (corrupt body)") from None
     return KernelBody(target, meta, text, module=module, context=ctx, generic=generic, notes=notes)
+
+
+def _too_new(module, e: Exception) -> str:
+    """Why a stored Mosaic kernel did not deserialize: its IR version and the jaxlib here."""
+    try:
+        import jaxlib
+
+        here = f"jaxlib {jaxlib.__version__}"
+    except Exception:  # noqa: BLE001
+        here = "the jaxlib here"
+    try:
+        version = f"Mosaic IR version {module.operation.attributes['stable_mosaic.version'].value}"
+    except Exception:  # noqa: BLE001 - no version attribute: say so plainly
+        version = "Mosaic IR"
+    return (f"Mosaic deserialization failed: the kernel's {version} is more than {here} can read "
+            f"(a newer jax compiled it; decode it with that jax) ({str(e).splitlines()[0]}); "
+            "showing the stored (stable_mosaic) form")
 
 
 def _context(notes: list[str]):

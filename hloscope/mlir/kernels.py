@@ -80,6 +80,8 @@ def kernels(module: Module, operand_shapes=None) -> list[Kernel]:
             meta = config.get("custom_call_config", config) if isinstance(config, dict) else {}
             meta = {k: v for k, v in meta.items() if k not in ("body",) + TEXT_IR_KEYS}
             body = KernelBody(target, meta, text, notes=list(notes))
+        if summary is None and error is None and notes:  # (decoded, not summarized: why)
+            error = "; ".join(notes)
         out.append(Kernel(instr, target, body, summary, error, operand_shapes(instr)))
     return out
 

@@ -60,7 +60,13 @@ def hlo_proto_text(data: bytes) -> str | None:
     """HLO text of a serialized HloModuleProto, or of an HloProto (XLA's
     --xla_dump_hlo_as_proto files, XProf's *.hlo_proto.pb: field 1 holds the module), read
     by jaxlib; None when it is neither."""
-    from jaxlib import _hlo
+    try:
+        from jaxlib import _hlo  # (jaxlib 0.10)
+    except ImportError:
+        try:
+            from jaxlib.xla_client import _xla as _hlo  # (jaxlib 0.8, 0.9)
+        except ImportError:
+            raise MissingExtra("reading a binary HloProto") from None
 
     candidates = [data]
     try:
@@ -79,7 +85,11 @@ def hlo_proto_text(data: bytes) -> str | None:
 
 def stablehlo_text(text: str, path: str) -> str:
     """HLO text of a StableHLO/MHLO module, through jaxlib's own converter."""
-    from jaxlib._jax import mlir
+    try:
+        from jaxlib._jax import mlir
+    except ImportError:
+        raise ParseError(f"this is a StableHLO/MHLO module; {needs_jax('converting it to HLO')}",
+                         path, 1, 1) from None
 
     try:
         computation = mlir.mlir_module_to_xla_computation(text, use_tuple_args=False,
@@ -89,6 +99,18 @@ def stablehlo_text(text: str, path: str) -> str:
         raise ParseError(f"StableHLO/MHLO module that jaxlib cannot convert to HLO ({detail}); "
                          f"{HOW_TO_GET_HLO}", path, 1, 1) from None
     return computation.as_hlo_text()
+
+
+def needs_jax(what: str) -> str:
+    """The message of a feature that needs the `jax` extra."""
+    return f"{what} needs jax and jaxlib: pip install 'hloscope[jax]'"
+
+
+class MissingExtra(ImportError):
+    """A feature whose extra is not installed (the message names the extra)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(needs_jax(what))
 
 
 def _refuse(kind: str, advice: str, path: str) -> ParseError:
@@ -110,7 +132,10 @@ def classify_binary(data: bytes, path: str) -> str:
         raise _refuse("XLA's memory-usage report (protobuf)",
                       "the memory command reads XLA's memory reports; lint the module's "
                       "*after_optimizations.txt", path)
-    text = hlo_proto_text(data)
+    try:
+        text = hlo_proto_text(data)
+    except MissingExtra as e:
+        raise ParseError(f"a binary file (a serialized HloProto?): {e}", path, 1, 1) from None
     if text is not None:
         return text
     raise _refuse("a binary file that jaxlib cannot read as an HloProto", HOW_TO_GET_HLO, path)

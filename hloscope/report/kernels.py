@@ -18,7 +18,8 @@ def kernels_text(found: list, mlir: bool, views: dict | None = None) -> str:
         if k.error:
             out.append(f"  body: not decoded: {k.error}")
         for note in (k.body.notes if k.body else []):
-            out.append(f"  note: {note}")
+            if not k.error or note not in k.error:
+                out.append(f"  note: {note}")
         s = k.summary
         if s is not None:
             sem = ", ".join(s.dimension_semantics) or "-"

@@ -180,6 +180,8 @@ class RuleContext:
 
         return analyze(self.module, self.chip)[1]
 
+    undecoded: list = []  # Mosaic kernels that could not be decoded (set by `kernels`)
+
     @cached_property
     def kernels(self) -> list:
         """The module's decoded custom-call kernels that have a summary."""
@@ -190,7 +192,9 @@ class RuleContext:
             return []
         from hloscope.mlir.kernels import kernels
 
-        return [k for k in kernels(self.module, self.model.operand_shapes) if k.summary is not None]
+        found = kernels(self.module, self.model.operand_shapes)
+        self.undecoded = [k for k in found if k.summary is None and k.target == "tpu_custom_call"]
+        return [k for k in found if k.summary is not None]
 
     def computation(self, instr: Instruction) -> Computation:
         return self.module[instr.computation]

@@ -75,7 +75,11 @@ def load_xplane(p: Path, data: bytes, max_events: int) -> Profile:
                          "the original bytes are lost", str(p))
     try:
         from jax.profiler import ProfileData
-
+    except ImportError:
+        raise TraceError("reading an *.xplane.pb needs jax and jaxlib: pip install 'hloscope[jax]' "
+                         "(or give XProf's hlo_stats / framework_op_stats JSON, or a *.trace.json.gz)",
+                         str(p)) from None
+    try:
         pd = ProfileData.from_serialized_xspace(data)
     except Exception as e:  # noqa: BLE001 - the C++ parser says only that it failed
         raise TraceError(f"not a valid XSpace protobuf, truncated or corrupt ({e})", str(p)) from None
