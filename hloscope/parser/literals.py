@@ -24,6 +24,8 @@ def _int_range(element_type: str) -> tuple[int, int] | None:
     if m is None:  # (pred takes any integer, as XLA's parser does)
         return (-(1 << 63), (1 << 64) - 1) if element_type == "pred" else None
     bits = int(m.group(2))
+    if m.group(1) == "u" and bits == 64:  # (XLA reads it as s64 and wraps: -1 is 2^64 - 1)
+        return (-(1 << 63), (1 << 64) - 1)
     return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if m.group(1) == "s" else (0, (1 << bits) - 1)
 
 
@@ -52,12 +54,34 @@ def _value_problem(token: str, element_type: str) -> str | None:
     return None
 
 
+def _payloads_joined(tokens: list[str]) -> list[str]:
+    """`-nan`, `(`, `0x7f`, `)` -> `-nan(0x7f)`: a NaN with its payload is one value."""
+    out: list[str] = []
+    k = 0
+    while k < len(tokens):
+        tok = tokens[k]
+        if tok in ("nan", "-nan") and k + 3 < len(tokens) + 1 and tokens[k + 1:k + 2] == ["("] \
+                and ")" in tokens[k + 2:k + 4]:
+            end = tokens.index(")", k + 2)
+            out.append(tok + "(" + "".join(tokens[k + 2:end]) + ")")
+            k = end + 1
+            continue
+        out.append(tok)
+        k += 1
+    return out
+
+
 def literal_problem(shape: Shape, text: str) -> str | None:
     """Why XLA would reject `text` as a literal of `shape` (None: it would not)."""
     if not shape.is_array or shape.element_type in ("c64", "c128", "token", "opaque"):
         return None
-    tokens = [t for t in _TOKEN.findall(text) if t != ","]
+    tokens = _payloads_joined([t for t in _TOKEN.findall(text) if t != ","])
     rank = len(shape.dims)
+    if rank and len(tokens) == 1 and tokens[0] not in "{}":
+        # one value for an array: XLA sets the first element to it and the rest to zero
+        if shape.num_elements == 0:
+            return f"expects an empty literal {{}} for {shape}, not {text.strip()!r}"
+        return _value_problem(tokens[0], shape.element_type)
     if rank == 0:
         if len(tokens) != 1:
             return f"expects one value for a scalar {shape}, not {text.strip()!r}"

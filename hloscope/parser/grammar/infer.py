@@ -76,6 +76,19 @@ def infer(instr: Instruction, comp: Computation, module: Any = None) -> Shape:
         return _array(ops[1].element_type, [n for d, n in enumerate(ops[0].dims) if d not in drop])
     if op == "while" and ops:
         return ops[0]
+    if op == "pad" and len(ops) == 2 and ops[0].is_array:
+        # padding=lo_hi[_interior] per dimension, `x` between: lo + hi + d + (d - 1) x interior
+        parts = str(instr.raw_attr("padding") or "").split("x")
+        if len(parts) == ops[0].rank:
+            try:
+                dims = []
+                for d, part in zip(ops[0].dims, parts):
+                    nums = [int(v) for v in part.split("_")]
+                    interior = nums[2] if len(nums) > 2 else 0
+                    dims.append(nums[0] + nums[1] + d + max(d - 1, 0) * interior)
+                return _array(ops[0].element_type, dims)
+            except (ValueError, IndexError):
+                pass
     if op in ("call", "conditional") and module is not None:
         called = instr.called_computations
         target = module.by_name.get(called[-1 if op == "call" else 0]) if called else None
