@@ -239,3 +239,17 @@ def test_in_the_browser_report_fixes(tmp_path):
         assert "measured op time per step" in cards and "over 3 step(s)" in cards
         assert "MFU (measured)" in cards and "estimate" in cards
         assert not problems
+
+
+def test_a_gpu_module_speaks_gpu(tmp_path):
+    """A real V100 dump (corpus alpa-gpu-dumps): the V100, collectives over NVLink, no TPU
+    words (MXU, ICI, VMEM, TPU) anywhere on the page."""
+    from conftest import CORPUS
+
+    gpu = CORPUS / "alpa-gpu-dumps" / "module_0082.func_shard_parallel__1.68.sm_7.0_gpu_after_optimizations.txt"
+    if not gpu.exists():
+        pytest.skip("corpus not present")
+    html = _report(tmp_path, str(gpu)).read_text(encoding="utf-8")
+    text = re.sub(r"<script.*?</script>|<style.*?</style>|<[^>]+>", " ", html, flags=re.S)
+    assert "NVIDIA V100" in text and "NVLink" in text
+    assert not re.search(r"\b(MXU|ICI|VMEM|TPU)\b", text)

@@ -42,6 +42,7 @@ class CollectiveTime:
     exposed_seconds: float
     times: int = 1  # executions per step (inside loops)
     overlapped_by: list[str] = field(default_factory=list)
+    links: str = ""  # what bounds its time: ICI, NVLink, Infinity Fabric, network
 
     def to_dict(self) -> dict:
         # (plain values and one list of names: asdict's recursive deep copy cost more than
@@ -110,7 +111,7 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
             instruction=c.instruction, opcode=c.opcode, axis=c.axis, group_size=c.group_size,
             moved_bytes=c.moved_bytes, is_async=c.is_async, seconds=seconds, overlap_seconds=overlap,
             hidden_seconds=hidden, exposed_seconds=seconds - hidden, times=times,
-            overlapped_by=[r.instruction for r in between]))
+            overlapped_by=[r.instruction for r in between], links=c.links))
         out.collective_seconds += seconds * times
         out.hidden_seconds += hidden * times
         out.exposed_seconds += (seconds - hidden) * times
