@@ -81,3 +81,15 @@ def test_sharding_cli_says_network_and_takes_gpus_per_node():
     assert "37.591 ms on network (InfiniBand/RoCE)" in out and "ICI" not in out
     out = CliRunner().invoke(app, ["sharding", "--chip", "h100", "--gpus-per-node", "16", path]).output
     assert "7.834 ms on NVLink" in out
+
+
+@needs_corpus
+def test_an_async_pair_xla_marks_is_sync_is_synchronous():
+    """XLA's GPU scheduler test: the all-gather-start whose collective_backend_config says
+    is_sync runs in place (nothing hides it); the all-reduce pair beside it is async with
+    one op between start and done."""
+    (module,) = load(XLA_TESTS / "xla_nccl_async_sched.hlo")
+    _, collectives = analyze(module, get_chip("h100"))
+    by = {c.instruction: c for c in collectives}
+    assert (by["ag-start"].is_async, by["ag-start"].overlap_instructions) == (False, 0)
+    assert (by["ar-start"].is_async, by["ar-start"].overlap_instructions) == (True, 1)

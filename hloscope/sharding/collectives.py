@@ -380,6 +380,8 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
             if done_instr is not None:
                 done = done_instr.name
                 overlap = _between(comp, instr, done_instr, model, positions)
+            if '"is_sync":true' in (instr.raw_attr("backend_config") or "").replace('\\"', '"').replace(" ", ""):
+                is_async, overlap = False, (0, 0.0)  # XLA GPU runs it in place (is_sync)
         group_list = [list(g) for g in groups]
         link = link_time(chip, op, moved, n, group_list, operand_bytes)
         collectives.append(Collective(
