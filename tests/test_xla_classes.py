@@ -27,6 +27,10 @@ CASES = {
     "f16_nan_payload": ("ROOT c = f16[2] constant({-nan(0x1), 1})", True),
     # a pad without its shape: XLA infers lo + hi + d + (d - 1) x interior
     "pad_inferred": ("p = f32[4,3] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = pad(p, z), padding=1_2x0_0_1", True),
+    # a comparison's direction and type are enums: XLA refuses others
+    "compare_bad_direction": ("a = f32[] parameter(0)\n  ROOT c = pred[] compare(a, a), direction=FOO", False),
+    "compare_bad_type": ("a = f32[] parameter(0)\n  ROOT c = pred[] compare(a, a), direction=GT, type=BOGUS", False),
+    "compare_total_order": ("a = f32[] parameter(0)\n  ROOT c = pred[] compare(a, a), direction=GT, type=TOTALORDER", True),
     "pad_negative": ("p = f32[6] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = pad(p, z), padding=-1_-2", True),
 }
 

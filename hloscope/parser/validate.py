@@ -135,6 +135,10 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
             roots += 1
             if roots > 1:
                 raise _Raiser(module, instr, comp, text)(f"{comp.name} has more than one ROOT")
+        if op == "compare":
+            problem = _comparison(instr)
+            if problem is not None:
+                raise _Raiser(module, instr, comp, text)(problem)
         if op == "constant" and instr.literal is not None:
             problem = literal_problem(instr.shape, instr.literal)
             if problem is not None:
@@ -169,6 +173,21 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
         missing = next(i for i, n in enumerate(sorted(params)) if i != n)
         raise _error(f"{comp.name} has parameters {sorted(params)} but no parameter({missing})",
                      module, params[max(params)], comp, text)
+
+
+_DIRECTIONS = frozenset({"EQ", "NE", "GE", "GT", "LE", "LT"})
+_COMPARISON_TYPES = frozenset({"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED", "PARTIALORDER"})
+
+
+def _comparison(instr: Instruction) -> str | None:
+    """XLA's words for a compare whose direction or type is no comparison's."""
+    direction = instr.raw_attr("direction")
+    if direction is not None and direction not in _DIRECTIONS:
+        return f"expects comparison direction but sees: {direction}"
+    kind = instr.raw_attr("type")
+    if kind is not None and kind not in _COMPARISON_TYPES:
+        return f"expects comparison type but sees: {kind}"
+    return None
 
 
 class _Raiser:
