@@ -76,9 +76,9 @@ ENTRY e {
   a = (f32[2], ((s32[], f32[]))) parameter(0)
   b = f32[2] get-tuple-element(a), index=0
   c = f32[2] add(b,
-                 b), literal=f32[] 0
+                 b)
   d = f32[2] /* the shape */ negate(c)
-  ROOT e = b(f32[2]) custom-call(d), custom_call_target="x"
+  ROOT e = b(f32[2]) custom-call(d), custom_call_target="x", literal=f32[] 0
 }
 """
 
@@ -93,4 +93,4 @@ def test_other_forms_take_the_rules_with_positions():
     assert [dump_module(m) for m in strict] == [dump_module(m) for m in fast]
     instrs = strict[0].entry.instructions
     assert instrs[0].shape_text == "(f32[2], ((s32[], f32[])))"
-    assert instrs[2].operands == ("b", "b") and instrs[2].attrs["literal"] == "f32[] 0"
+    assert instrs[2].operands == ("b", "b") and instrs[4].attrs["literal"] == "f32[] 0"

@@ -31,12 +31,23 @@ CASES = {
     "compare_bad_direction": ("a = f32[] parameter(0)\n  ROOT c = pred[] compare(a, a), direction=FOO", False),
     "compare_bad_type": ("a = f32[] parameter(0)\n  ROOT c = pred[] compare(a, a), direction=GT, type=BOGUS", False),
     "compare_total_order": ("a = f32[] parameter(0)\n  ROOT c = pred[] compare(a, a), direction=GT, type=TOTALORDER", True),
+    # the generic async ops' wiring, as XLA's parser checks it
+    "async_update_of_a_parameter": ("p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=neg\n"
+                                    "  u = ((f32[4]), f32[4], s32[]) async-update(p)\n  ROOT d = f32[4] async-done(s)", False),
+    "async_start_flat_shape": ("p = f32[4] parameter(0)\n  s = (f32[4], s32[]) async-start(p), calls=neg\n"
+                               "  ROOT d = f32[4] async-done(s)", False),
+    "async_chain": ("p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=neg\n"
+                    "  u = ((f32[4]), f32[4], s32[]) async-update(s)\n  ROOT d = f32[4] async-done(u)", True),
     "pad_negative": ("p = f32[6] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = pad(p, z), padding=-1_-2", True),
 }
 
 
-def _module(body: str) -> str:
-    return f"HloModule m\nENTRY e {{\n  {body}\n}}\n"
+_CALLED = "neg {\n  q = f32[4] parameter(0)\n  ROOT n = f32[4] negate(q)\n}\n"
+
+
+def _module(body: str, header: str = "") -> str:
+    called = _CALLED if "calls=neg" in body else ""
+    return f"HloModule m{header}\n{called}ENTRY e {{\n  {body}\n}}\n"
 
 
 def _xla(text: str):
@@ -67,3 +78,27 @@ def test_the_verdict_and_shape_are_xlas(name, strict):
     (m,) = parse(text, name, strict=strict)
     assert str(m.entry.root.shape) == _root_shape(xla.to_string())
     assert len(m.entry.instructions) == len(re.findall(r"(?m)^\s+(?:ROOT )?%\S+ = ", xla.to_string()))
+
+
+# XLA refuses these; hloscope's default mode is lenient about them, strict mode refuses them
+STRICT_ONLY = {
+    "attribute_an_add_does_not_take": "p = f32[2] parameter(0)\n  ROOT a = f32[2] add(p, p), dimensions={0}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRICT_ONLY))
+def test_strict_refuses_what_xla_refuses(name):
+    text = _module(STRICT_ONLY[name])
+    assert _xla(text) is None
+    parse(text, name)  # (the default mode keeps it)
+    with pytest.raises(ParseError, match="unexpected attribute"):
+        parse(text, name, strict=True)
+
+
+def test_an_alias_list_with_a_non_integer_index_is_refused_as_xla_refuses_it():
+    text = _module("p = f32[2] parameter(0)\n  ROOT a = f32[2] add(p, p)",
+                   header=", input_output_alias={ {}: (0, {a}, may-alias) }")
+    assert _xla(text) is None
+    for strict in (False, True):
+        with pytest.raises(ParseError, match="expects integer"):
+            parse(text, "alias", strict=strict)

@@ -79,12 +79,25 @@ class _Earlier:
         return name in self.before or (name not in self.own and name in self.others)
 
 
+def _integer_indices(value: str) -> bool:
+    """An aliasing list's shape indices `{0, 1}` and parameter numbers `(0, ...)` are integers."""
+    import re
+
+    return (all(re.fullmatch(r"[\s\d,]*", inner) for inner in re.findall(r"\{([^{}]*)\}", value))
+            and all(n.isdigit() for n in re.findall(r"\(\s*([^,\s)]+)", value)))
+
+
 def _header(module: Module, text: str | None) -> None:
     """The module header's attribute values, typed now (entry_computation_layout, ...)."""
     from hloscope.parser.attrs import parse_attr
     from hloscope.parser.fast.compact import accepted
 
     for key, value in module.attrs.items():
+        if key == "input_output_alias" and not _integer_indices(value):
+            lines = text.split("\n") if text else []
+            src = lines[module.line - 1] if 0 < module.line <= len(lines) else None
+            raise ParseError("input_output_alias expects integer indices and parameter numbers",
+                             module.path, module.line, 1, src)
         if accepted(key, value):
             continue  # an untyped value in a form the grammar takes (no tree is read)
         try:
@@ -135,6 +148,16 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
             roots += 1
             if roots > 1:
                 raise _Raiser(module, instr, comp, text)(f"{comp.name} has more than one ROOT")
+        if strict and op in _PLAIN_ELEMENTWISE and instr.attrs:
+            extra = sorted(k for k in instr.attrs if k not in _COMMON_ATTRIBUTES)
+            if extra:
+                raise _Raiser(module, instr, comp, text)(
+                    f'unexpected attribute "{extra[0]}". Allowed attributes: '
+                    + ", ".join(sorted(_COMMON_ATTRIBUTES)))
+        if op in _ASYNC_PHASES:
+            problem = _generic_async(instr, seen)
+            if problem is not None:
+                raise _Raiser(module, instr, comp, text)(problem)
         if op == "compare":
             problem = _comparison(instr)
             if problem is not None:
@@ -173,6 +196,30 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
         missing = next(i for i, n in enumerate(sorted(params)) if i != n)
         raise _error(f"{comp.name} has parameters {sorted(params)} but no parameter({missing})",
                      module, params[max(params)], comp, text)
+
+
+_ASYNC_PHASES = frozenset({"async-start", "async-update", "async-done"})
+# what XLA's parser allows on an elementwise op that takes no attributes of its own
+_COMMON_ATTRIBUTES = frozenset({"sharding", "frontend_attributes", "statistics", "metadata",
+                                "backend_config", "control-predecessors", "origin", "result_accuracy"})
+_PLAIN_ELEMENTWISE = (UNARY_ELEMENTWISE | BINARY_SAME_SHAPE) - {"reduce-precision"}
+
+
+def _generic_async(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
+    """XLA's parser's checks of the generic async ops, in its words."""
+    if instr.opcode == "async-start":
+        shape = instr.shape
+        if not (shape.is_tuple and len(shape.elements) >= 2 and shape.elements[0].is_tuple):
+            return ("AsyncStart expects the op shape to be in the form of ((async-operands), "
+                    "async-outputs, state)")
+        return None
+    source = seen.get(instr.operands[0]) if len(instr.operands) == 1 else None
+    if source is None or source.opcode not in ("async-start", "async-update"):
+        return "AsyncUpdate and AsyncDone expect a single async op as their operand"
+    if instr.opcode == "async-update" and source.shape_text and instr.shape_text \
+            and source.shape != instr.shape:
+        return "AsyncUpdate expects the op shape to be the same as the operand shape"
+    return None
 
 
 _DIRECTIONS = frozenset({"EQ", "NE", "GE", "GT", "LE", "LT"})
