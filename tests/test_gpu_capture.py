@@ -117,3 +117,18 @@ def test_profile_command_on_a_gpu_capture():
     assert result.exit_code == 0, result.output
     assert "jit_dot(49)" in result.output and "jit_dot(21)" in result.output
     assert "AMD Instinct MI300X" in result.output and "host:" in result.output
+
+
+def test_the_op_table_is_per_step_not_summed_over_steps(profiles):
+    """conv3d: XProf's total for input_transpose_fusion (14.344 ms over 5 executions on 8
+    GPUs) is 358.6 us per step on one device."""
+    from hloscope.parser import load
+    from hloscope.trace import join
+    from hloscope.trace.report import profile_report
+
+    conv = [m for p in modules_of(NAMES[1]) if "forward_3d_conv" in p.name for m in load(p)]
+    index = join(profiles[NAMES[1]], conv)
+    report = profile_report(profiles[NAMES[1]], index, conv, None)
+    row = next(r for r in report["instructions"] if r["instruction"] == "input_transpose_fusion")
+    _, total_us = xprof_rows(NAMES[1])[(15, "input_transpose_fusion")]
+    assert row["per_step_seconds"] == pytest.approx(total_us * 1e-6 / 5 / 8, rel=1e-9)

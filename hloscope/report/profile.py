@@ -12,8 +12,9 @@ def _t(seconds: float) -> str:
 
 def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int) -> str:
     if prof.events or not prof.aggregated:
-        head = (f"{source}: {len(prof.events)} op events, {report['steps']} step(s), "
-                f"{_t(report['step_seconds'])} of steps, idle {report['idle_fraction'] * 100:.1f}%")
+        steps = max(report["steps"], 1)
+        head = (f"{source}: {len(prof.events)} op events, {report['steps']} step(s) of "
+                f"{_t(report['step_seconds'] / steps)}, idle {report['idle_fraction'] * 100:.1f}%")
     else:
         head = f"{source}: an XProf table of {len(prof.aggregated)} ops (times summed over the profile)"
     out = [head + f"; device {prof.device or prof.device_kind or 'unknown'}"
@@ -26,17 +27,18 @@ def profile_text(source: str, prof, report: dict, spec, with_hlo: bool, top: int
     for w in report["warnings"]:
         out.append(f"warning: {w}")
     if with_hlo:
-        out.append("  by category: " + ", ".join(f"{k} {_t(v)}" for k, v in report["categories"].items()))
+        per = max(report["steps"], 1) * max(report.get("devices", 1), 1)
+        out.append("  by category, per step: " + ", ".join(f"{k} {_t(v / per)}" for k, v in report["categories"].items()))
         rows = report["instructions"] if top <= 0 else report["instructions"][:top]
         several = len({r["module"] for r in report["instructions"]}) > 1
-        out.append(f"  {'instruction':34} {'category':20} {'runs':>6} {'total':>11} "
+        out.append(f"  {'instruction':34} {'category':20} {'runs':>6} {'per step':>11} "
                    f"{'mean':>11} {'share':>6} {'roofline':>11}")
         for r in rows:
             roof = _t(r["roofline_seconds"]) if "roofline_seconds" in r else "-"
             roof += f" ({r['bound']})" if "bound" in r else ""
             name = f"{r['module']}/{r['instruction']}" if several else r["instruction"]
             out.append(f"  {name[:34]:34} {r['category'][:20]:20} {r.get('executions', r['count']):6} "
-                       f"{_t(r['total_seconds']):>11} {_t(r['mean_seconds']):>11} "
+                       f"{_t(r.get('per_step_seconds', r['total_seconds'])):>11} {_t(r['mean_seconds']):>11} "
                        f"{r['share'] * 100:5.1f}% {roof:>11}")
         for axis, a in report.get("collectives_by_axis", {}).items():
             share = f", {a['share_of_peak'] * 100:.1f}% of the links' peak" if "share_of_peak" in a else ""
