@@ -148,3 +148,18 @@ def test_every_guarded_bug_is_seeded_in_bench_mutants():
                        "trip-count-constant-on-the-left", "exposed-communication-once-per-loop",
                        "attribute-error-column"}
     assert all("tests/test_guards.py" in m.tests for m in mutants.MUTANTS if m.name in guarded)
+
+
+def test_a_relayout_costs_what_the_tpu_compiler_estimated_for_it():
+    """H002's seconds are XLA's own estimated_cycles for the copy at the chip's clock (the
+    number is in the copy's backend_config), not a bandwidth guess."""
+    import re
+
+    from hloscope.cost.chips import get_chip
+
+    case = next(p for p in sorted((FIXTURES / "rules" / "H002").glob("*.hlo.txt"))
+                if p.with_suffix("").with_suffix(".expected").read_text().strip())
+    (f,) = lint_files([case], LintOptions(select=["H002"], chip="v5e")).findings
+    line = case.read_text().splitlines()[f.line - 1]
+    cycles = int(re.search(r'"estimated_cycles":"?(\d+)', line).group(1))
+    assert f.cost["est_seconds"] == pytest.approx(cycles / get_chip("v5e").clock_hz)

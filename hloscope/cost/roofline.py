@@ -138,7 +138,7 @@ def compute_peak(model: CostModel, chip: Chip, instr: Instruction) -> float:
     return chip.peak_flops(instr.shape.element_type if instr.shape.is_array else "bf16")
 
 
-def _estimated_cycles(instr: Instruction) -> int | None:
+def estimated_cycles(instr: Instruction) -> int | None:
     """The TPU compiler's own estimate: backend_config[.window_config].estimated_cycles
     (None where it printed none, or its "no estimate" sentinel near 2^63)."""
     config = instr.config_with("estimated_cycles")
@@ -166,7 +166,7 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=
                 continue
             c = model.cost(instr)
             t_compute, t_memory = op_times(model, chip, instr, c)
-            cycles = _estimated_cycles(instr)
+            cycles = estimated_cycles(instr)
             src = source_of(instr, module)
             report.rows.append(Row(
                 computation=comp_name, instruction=instr.name, opcode=instr.opcode,

@@ -60,7 +60,7 @@ class RetilingCopy(InstructionRule):
         if moved < self.options.min_bytes:
             return
         trips = loop_trips(instr, ctx)
-        cost = moved_cost(ctx, moved, trips)
+        cost = moved_cost(ctx, moved, trips, instr)
         yield self.finding(
             ctx, instr,
             f"%{instr.name} relayouts {src.text()} -> {dst.text()}: {human_bytes(moved)} moved",

@@ -72,12 +72,21 @@ def loop_trips(instr: Instruction, ctx: RuleContext) -> int | None:
     return ctx.loop_trips.get(instr.computation)
 
 
-def moved_cost(ctx: RuleContext, moved: int, trips: int | None) -> dict[str, float]:
-    """Bytes moved (per loop trip) as a finding's cost: bytes, and seconds on the chip."""
+def moved_cost(ctx: RuleContext, moved: int, trips: int | None,
+               instr: Instruction | None = None) -> dict[str, float]:
+    """Bytes moved (per loop trip) as a finding's cost: bytes, and seconds on the chip: the
+    TPU compiler's own estimate for the op (its estimated_cycles at the chip's clock) where
+    it printed one, else the bytes over HBM bandwidth."""
+    from hloscope.cost.roofline import estimated_cycles
+
     times = trips or 1
     cost: dict[str, float] = {"bytes_wasted": float(moved * times)}
     if ctx.chip is not None:
         cost["est_seconds"] = moved * times / ctx.chip.hbm_bandwidth
+        cycles = estimated_cycles(instr) if instr is not None and ctx.chip.clock_hz else None
+        if cycles:
+            cost["xla_est_seconds"] = cycles * times / ctx.chip.clock_hz
+            cost["est_seconds"] = cost["xla_est_seconds"]
     return cost
 
 
