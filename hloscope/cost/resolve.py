@@ -51,18 +51,24 @@ class ChipChoice:
                 "assumed": self.assumed}
 
 
-def recorded_chip(path: str | Path | None) -> tuple[str, str] | None:
-    """(chip name, topology) recorded beside a module by `hloscope compile`, or None."""
+def compile_record(path: str | Path | None) -> dict:
+    """What `hloscope compile` recorded in the folder of `path` (hloscope.json: topology,
+    chip, mesh...), or {}."""
     if not path:
-        return None
+        return {}
     folder = Path(path)
     folder = folder if folder.is_dir() else folder.parent
-    record = folder / RECORD
     try:
-        data = json.loads(record.read_text(encoding="utf-8"))
+        data = json.loads((folder / RECORD).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    chip = data.get("chip") if isinstance(data, dict) else None
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recorded_chip(path: str | Path | None) -> tuple[str, str] | None:
+    """(chip name, topology) recorded beside a module by `hloscope compile`, or None."""
+    data = compile_record(path)
+    chip = data.get("chip")
     return (str(chip), str(data.get("topology") or "")) if chip else None
 
 

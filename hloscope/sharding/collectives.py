@@ -383,7 +383,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
             if '"is_sync":true' in (instr.raw_attr("backend_config") or "").replace('\\"', '"').replace(" ", ""):
                 is_async, overlap = False, (0, 0.0)  # XLA GPU runs it in place (is_sync)
         group_list = [list(g) for g in groups]
-        link = link_time(chip, op, moved, n, group_list, operand_bytes)
+        link = link_time(chip, op, moved, n, group_list)
         collectives.append(Collective(
             module=module.name, computation=where.name, instruction=named.name, opcode=op,
             is_async=is_async, done=done,

@@ -56,8 +56,7 @@ def members_per_domain(groups: list[list[int]], domain: int) -> tuple[int, int]:
     return len(counts), min(counts.values())
 
 
-def link_time(chip: Chip | None, op: str, moved: float, n: int, groups: list[list[int]],
-              operand_bytes: int = 0) -> LinkTime:
+def link_time(chip: Chip | None, op: str, moved: float, n: int, groups: list[list[int]]) -> LinkTime:
     """The time the collective's bytes take on the links (None without link numbers)."""
     word = scale_up_word(chip)
     if chip is None or not chip.ici_bandwidth:

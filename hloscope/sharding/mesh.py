@@ -126,7 +126,11 @@ def sharded_devices(module: Module) -> int:
 
 def sdy_mesh(module: Module) -> list[MeshAxis] | None:
     """Axes from a module's `xla.sdy.meshes` frontend attribute, if it names any."""
-    text = module.attrs.get("frontend_attributes", "")
+    return _sdy_axes(module.attrs.get("frontend_attributes", ""))
+
+
+def _sdy_axes(text: str) -> list[MeshAxis] | None:
+    """The axes of the first `#sdy.mesh<[...]>` in `text` that names any."""
     for m in _SDY_MESH.finditer(text):
         axes = [(name, int(size)) for name, size in _SDY_AXIS.findall(m.group(2))]
         if axes:
@@ -139,19 +143,19 @@ def mesh_beside(module: Module) -> tuple[list[MeshAxis], str] | None:
     Shardy mesh from the optimized module): the mesh `hloscope compile` recorded in the dump
     folder (hloscope.json), else the `xla.sdy.meshes` of the module's before-optimizations
     dump in the same folder. (axes, source) or None."""
-    import json
     from pathlib import Path
+
+    from hloscope.cost.resolve import compile_record
 
     path = Path(str(getattr(module, "path", "") or ""))
     if not path.name or not path.parent.is_dir():
         return None
-    try:
-        record = json.loads((path.parent / "hloscope.json").read_text(encoding="utf-8"))
-        mesh = record.get("mesh") if isinstance(record, dict) else None
-        if isinstance(mesh, dict) and mesh:
+    mesh = compile_record(path).get("mesh")
+    if isinstance(mesh, dict) and mesh:
+        try:
             return named_axes([(str(k), int(v)) for k, v in mesh.items()]), "recorded by hloscope compile"
-    except (OSError, ValueError, TypeError):
-        pass
+        except (TypeError, ValueError):
+            pass
     m = re.match(r"(module_\d+\.)", path.name)
     if not m:
         return None
@@ -161,10 +165,9 @@ def mesh_beside(module: Module) -> tuple[list[MeshAxis], str] | None:
                 head = f.read(1 << 16)
         except OSError:
             continue
-        for found in _SDY_MESH.finditer(head.split("\n", 1)[0]):
-            axes = [(name, int(size)) for name, size in _SDY_AXIS.findall(found.group(2))]
-            if axes:
-                return named_axes(axes), "the before-optimizations dump's Shardy mesh"
+        axes = _sdy_axes(head.split("\n", 1)[0])
+        if axes:
+            return axes, "the before-optimizations dump's Shardy mesh"
     return None
 
 

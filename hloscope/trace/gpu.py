@@ -18,12 +18,12 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
+from hloscope.cost.resolve import CAPABILITY as NVIDIA  # compute capability -> chip key
 from hloscope.trace.events import as_int
 
 EXECUTION_EVENTS = ("GpuExecutable::ExecuteThunks",)
 EXECUTION_SUFFIX = ":XLA GPU module"
-# GPU compute capability (NVIDIA) or gfx version (AMD, e.g. gfx942 -> 9.4) -> chip key
-NVIDIA = {(7, 0): "v100", (8, 0): "a100", (9, 0): "h100", (10, 0): "b200"}
+# AMD gfx version (gfx942 -> 9.4) -> chip key
 AMD = {(9, 4): "mi300x", (9, 5): "mi355x"}
 
 
