@@ -40,14 +40,13 @@ def load_all(source: Any, strict: bool = False, module: str | None = None) -> li
     `module` (a name or id, module_0021 or 21) keeps that one."""
     from hloscope.parser import load as load_file
     from hloscope.parser import parse
-    from hloscope.paths import command_inputs, pick_modules
+    from hloscope.paths import expand, pick_modules
 
     text, name = _text_of(source)
     if text is not None:
         modules = parse(text, name, strict=strict)
     else:
-        modules = [m for path, data in command_inputs(name)
-                   for m in load_file(path, strict=strict, data=data)]
+        modules = [m for path in expand([name]) for m in load_file(path, strict=strict)]
     return [Program(m) for m in pick_modules(modules, module, name)]
 
 

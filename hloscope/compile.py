@@ -121,16 +121,15 @@ def have_libtpu() -> bool:
 def compile_here(request: dict) -> dict:
     """Run in the child: compile and write the JSON analyses; returns what was written."""
     import jax
-    import numpy as np
     from jax.experimental import topologies
-    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
     out = Path(request["out"])
     topo = topologies.get_topology_desc(topology_name=request["topology"], platform="tpu")
     shape, axes = parse_mesh(request.get("mesh"), len(topo.devices))
-    count = int(np.prod(shape))
-    mesh = Mesh(np.array(topo.devices[:count]).reshape(shape), axes)
+    mesh = mesh_of(topo, shape, axes)
+    count = mesh.devices.size
     fn = resolve(request["target"])
     if request.get("args_from"):
         maker = resolve(request["args_from"])
@@ -165,6 +164,15 @@ def compile_here(request: dict) -> dict:
         {"topology": request["topology"], "chip": chip_of_topology(request["topology"]),
          "device_kind": getattr(topo.devices[0], "device_kind", None), **done}, indent=1))
     return done
+
+
+def mesh_of(topo, shape: tuple[int, ...], axes: tuple[str, ...]):
+    """A jax Mesh of `shape` (axes named `axes`) over a topology's first devices."""
+    import numpy as np
+    from jax.sharding import Mesh
+
+    count = int(np.prod(shape))
+    return Mesh(np.array(topo.devices[:count]).reshape(shape), axes)
 
 
 def check_platform(compiled, topology: str) -> None:

@@ -64,15 +64,6 @@ def expand(paths: list[str | Path], pattern: str | None = None,
 STDIN = "-"
 
 
-def command_inputs(arg: str | Path, stage: str | None = None,
-                   notes: list[str] | None = None) -> list[tuple[Path, bytes | None]]:
-    """The files one path argument names, each with its bytes when already read (None: the
-    parser reads it): `-` is standard input (named `<stdin>`); a directory gives each
-    module's text (`expand`: --xla_dump_to folders, *.hlo.txt files); a file is itself (`.gz`
-    is decompressed by the parser)."""
-    return [(p, None) for p in expand([arg], stage=stage, notes=notes)]
-
-
 def module_id(module) -> int | None:
     """The id XLA gave a module, from its file name (module_0021.*; `name.21.hlo.txt`)."""
     from hloscope.dumpdir import program_id

@@ -54,18 +54,15 @@ def compile_tpu(fn, args: Any, topology: str = "v5e:2x2", mesh: dict[str, int] |
     os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
     try:
         import jax
-        import numpy as np
         from jax.experimental import topologies
-        from jax.sharding import Mesh
     except ImportError:
         raise ImportError("compile_tpu needs jax, jaxlib and libtpu: pip install 'hloscope[tpu]'") from None
 
-    from hloscope.compile import check_platform, on_mesh
+    from hloscope.compile import check_platform, mesh_of, on_mesh
 
     topo = topologies.get_topology_desc(topology_name=topology, platform="tpu")
     axes = mesh or {"x": len(topo.devices)}
-    count = int(np.prod(list(axes.values())))
-    where = Mesh(np.array(topo.devices[:count]).reshape(tuple(axes.values())), tuple(axes))
+    where = mesh_of(topo, tuple(axes.values()), tuple(axes))
     made = args(where) if callable(args) else args
     made = on_mesh(tuple(made) if isinstance(made, (list, tuple)) else (made,), where)
     compiled = jax.jit(fn, **jit_kwargs).lower(*made).compile()

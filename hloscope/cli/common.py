@@ -171,18 +171,18 @@ def settle() -> None:
 def load_inputs(path: Path, strict: bool = False, module: str | None = None,
                 single: bool = False) -> list:
     """The modules one path argument names (a file, `.gz`, `-` for standard input, a
-    directory or --xla_dump_to folder: hloscope.paths.command_inputs), `--module` picking
-    among them; exit 2 with a located or usage error."""
-    from hloscope.paths import LintError, command_inputs, pick_modules
+    directory or --xla_dump_to folder: hloscope.paths.expand), `--module` picking among
+    them; exit 2 with a located or usage error."""
+    from hloscope.paths import LintError, expand, pick_modules
 
     notes: list[str] = []
     try:
-        inputs = command_inputs(path, notes=notes)
+        files = expand([path], notes=notes)
     except LintError as e:
         fail(f"error: {e}")
     for line in notes:
         typer.echo(f"note: {line}", err=True)
-    modules = [m for p, _ in inputs for m in load_file(p, strict)]
+    modules = [m for p in files for m in load_file(p, strict)]
     try:
         return pick_modules(modules, module, str(path), single)
     except LintError as e:

@@ -114,8 +114,8 @@ def _key(by: str, r: dict, step: str, scopes: list[str], loops: dict) -> str:
     if layer is not None:
         return f"layer {layer}"
     loop = loops.get(r.get("computation", ""))
-    if loop is not None:
-        return f"loop body %{loop[0]} (x{loop[1]})"
+    if loop is not None:  # (its trip count when the rows give it: the roofline's, not a trace's)
+        return f"loop body %{loop[0]}" + (f" (x{loop[1]})" if loop[1] else "")
     if any(a == "while" and b == "body" for a, b in zip(scopes, scopes[1:])):
         return "loop body (a scan: its iterations together)"
     return NO_LAYER
@@ -181,7 +181,7 @@ def split_combined(module, rows: list[dict]) -> list[dict]:
 
 def breakdown(module, report, by: str) -> dict:
     """The roofline report of `module` grouped `by` scope, layer, source or pass."""
-    loops = {body: (name, 0) for body, (name, _) in loop_bodies(module).items()}
+    loops = loop_bodies(module)
     rows = split_combined(module, roofline_rows(report))
     for r in rows:  # (a loop body's ops: the body's trip count is their `times`)
         if r["computation"] in loops:

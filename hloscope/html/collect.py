@@ -73,10 +73,6 @@ def _measured(trace, module: Module) -> dict[str, object]:
     return {name: s for (mod, name), s in trace.stats.items() if mod == label}
 
 
-def _per_step(trace) -> float:
-    """What divides a profile's summed op time to give one step on one device."""
-    return max(getattr(trace, "steps", 1), 1) * max(getattr(trace, "devices", 1), 1)
-
 
 def _category(module: Module, row) -> str:
     from hloscope.cost.category import category
@@ -205,7 +201,7 @@ def collect(module: Module, file: str, findings: list, chip_name: str | None,
                           "step estimate, MFU and memory peak are indicative only; report on the "
                           "after_optimizations dump")
     page.notes.extend(lint_notes or [])
-    per_step = _per_step(trace) if measured else 1.0
+    per_step = trace.per_step if measured else 1.0
     if measured:  # (one step on one device: the profile's op time over its steps and devices)
         page.measured_seconds = sum(s.total_ns for s in measured.values()) * 1e-9 / per_step
         page.measured_steps = (getattr(trace, "steps", 1), getattr(trace, "devices", 1))

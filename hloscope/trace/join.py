@@ -81,6 +81,11 @@ class TraceIndex:
 
     devices: int = 1  # devices (planes) the joined ops ran on
 
+    @property
+    def per_step(self) -> int:
+        """What divides a time summed over the profile to give one step on one device."""
+        return max(self.steps, 1) * self.devices
+
     def share(self, s: InstructionStats) -> float:
         """The op's share of a step on one device: its time per device over the step time."""
         return s.total_ns / self.devices / self.step_ns if self.step_ns else 0.0
@@ -95,10 +100,9 @@ def executed(module: Module) -> list[Instruction]:
     return [i for instrs in executed_ops(module).values() for i in instrs]
 
 
-def module_labels(modules: list[Module]) -> dict[int, str]:
-    """id(module) -> label: the name, or `name(program id)` where names repeat."""
-    from hloscope.dumpdir import program_id
-
+def module_labels(modules: list[Module], pids: dict[int, int | None]) -> dict[int, str]:
+    """id(module) -> label: the name, or `name(program id)` where names repeat (`pids`: each
+    module's program id, from its file name)."""
     count: dict[str, int] = defaultdict(int)
     for m in modules:
         count[m.name] += 1
@@ -106,25 +110,23 @@ def module_labels(modules: list[Module]) -> dict[int, str]:
     for m in modules:
         label = m.name
         if count[m.name] > 1:
-            pid = program_id(m.path, m.name)
+            pid = pids[id(m)]
             seen[m.name] += 1
             label = f"{m.name}({pid})" if pid is not None else f"{m.name}#{seen[m.name]}"
         out[id(m)] = label
     return out
 
 
-def _resolver(profile: Profile, modules: list[Module], labels: dict[int, str]):
+def _resolver(modules: list[Module], labels: dict[int, str], pids: dict[int, int | None],
+              ran: dict[str, set]):
     """event -> (label, module) or (None, reason): by program id where the capture keys
     programs by the ids the modules' file names state (XLA GPU: the module's unique id;
     a TPU capture uses a fingerprint instead), else by name."""
-    from hloscope.dumpdir import program_id
-
     by_name: dict[str, list[Module]] = defaultdict(list)
     for m in modules:
         by_name[m.name].append(m)
-    by_program = {(m.name, program_id(m.path, m.name)): m for m in modules}
-    ids = {(ev.module, ev.program_id) for ev in profile.events}
-    strict = {name for (name, pid) in by_program if pid is not None and (name, pid) in ids}
+    by_program = {(m.name, pids[id(m)]): m for m in modules}
+    strict = {name for (name, pid) in by_program if pid is not None and pid in ran.get(name, ())}
 
     def find(ev) -> tuple[str | None, object]:
         found = by_name.get(ev.module)
@@ -141,18 +143,13 @@ def _resolver(profile: Profile, modules: list[Module], labels: dict[int, str]):
     return find
 
 
-def _warn_unknown_programs(profile: Profile, modules: list[Module], warnings: list[str]) -> None:
+def _warn_unknown_programs(modules: list[Module], pids: dict[int, int | None],
+                           ran: dict[str, set], warnings: list[str]) -> None:
     """A module whose file name states no program id, where the trace ran several programs
     of its name: all of them are joined to it, which is right only if they are one."""
-    from hloscope.dumpdir import program_id
-
-    ids: dict[str, set] = defaultdict(set)
-    for ev in profile.events:
-        if ev.program_id is not None:
-            ids[ev.module].add(ev.program_id)
     for m in modules:
-        found = ids.get(m.name, set())
-        if len(found) > 1 and program_id(m.path, m.name) is None:
+        found = ran.get(m.name, set()) - {None}
+        if len(found) > 1 and pids[id(m)] is None:
             warnings.append(
                 f"the trace ran {len(found)} programs named {m.name} (ids {', '.join(map(str, sorted(found)[:6]))}"
                 f"{', ...' if len(found) > 6 else ''}) and {m.path} states none: all are joined to it. "
@@ -160,12 +157,18 @@ def _warn_unknown_programs(profile: Profile, modules: list[Module], warnings: li
 
 
 def join(profile: Profile, modules: list[Module]) -> TraceIndex:
+    from hloscope.dumpdir import program_id
+
     index = TraceIndex(device_kind=profile.device_kind, warnings=list(profile.warnings))
-    index.labels = labels = module_labels(modules)
+    pids = {id(m): program_id(m.path, m.name) for m in modules}  # (from the file names)
+    ran: dict[str, set] = defaultdict(set)  # module name -> the program ids its events carry
+    for ev in profile.events:
+        ran[ev.module].add(ev.program_id)
+    index.labels = labels = module_labels(modules, pids)
     names = {labels[id(m)]: {i.name: i for i in m.instructions()} for m in modules}
     by_label = {labels[id(m)]: m for m in modules}
-    find = _resolver(profile, modules, labels)
-    _warn_unknown_programs(profile, modules, index.warnings)
+    find = _resolver(modules, labels, pids, ran)
+    _warn_unknown_programs(modules, pids, ran, index.warnings)
     reasons: dict[tuple[str, str], str] = {}
     unmatched: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
     runs: dict[tuple[str, object], list[float]] = {}

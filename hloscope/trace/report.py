@@ -101,7 +101,7 @@ def profile_report(profile: Profile, index: TraceIndex, modules: list[Module],
             "category": s.category, "count": s.count, "executions": s.executions or s.count,
             "total_seconds": s.total_ns * 1e-9,
             # one step on one device: the profile's steps and devices divided out
-            "per_step_seconds": s.total_ns * 1e-9 / max(index.steps, 1) / index.devices,
+            "per_step_seconds": s.total_ns * 1e-9 / index.per_step,
             "mean_seconds": mean, "min_seconds": s.min_ns * 1e-9, "max_seconds": s.max_ns * 1e-9,
             "share": index.share(s), "flops": cost.flops, "bytes": cost.padded_bytes,
             "achieved_flops_per_s": cost.flops / mean if mean else 0.0,
@@ -179,16 +179,16 @@ def measured_breakdown(report: dict, modules: list[Module], index: TraceIndex, b
 
     by_label = {index.label(m): m for m in modules}
     loops: dict[str, tuple[str, int]] = {}
+    for m in modules:
+        loops.update(loop_bodies(m))
     rows = []
-    per = max(index.steps, 1) * index.devices
+    per = index.per_step
     for r in report["instructions"]:
         m = by_label.get(r["module"])
         if m is None:
             continue
         instr = m[r["computation"]][r["instruction"]]
         src = source_of(instr, m)
-        for body, (name, _) in loop_bodies(m).items():
-            loops.setdefault(body, (name, 0))
         rows.append({"op_name": src.op_name, "source": src.location, "computation": r["computation"],
                      "instruction": r["instruction"], "seconds": r["total_seconds"] / per,
                      "flops": r["flops"] * r["count"] / per, "bytes": float(r["bytes"]) * r["count"] / per})
