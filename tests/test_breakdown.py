@@ -74,3 +74,14 @@ def test_roofline_and_profile_commands_take_by():
                                    str(t004 / "transpose_copy_cpu.hlo.txt"), "--by", "source", "--format", "json"])
     b = json.loads(res.stdout)["breakdown"]
     assert b["total"]["seconds"] == pytest.approx(json.loads(res.stdout)["step_seconds"] / 3, rel=0.01)
+
+
+def test_ops_without_an_op_name_are_not_called_forward():
+    """A dump stripped of its metadata (HAND-WRITTEN minimal module, no op_name anywhere):
+    nothing says which pass its ops belong to."""
+    from hloscope.cost.aggregate import group
+
+    rows = [{"op_name": "", "source": "", "seconds": 1.0, "flops": 2.0, "bytes": 4.0},
+            {"op_name": "jit(f)/dot_general", "source": "", "seconds": 3.0, "flops": 0.0, "bytes": 0.0}]
+    groups = {g["key"]: g["seconds"] for g in group(rows, "pass")["groups"]}
+    assert groups == {"forward": 3.0, "(no op_name)": 1.0}

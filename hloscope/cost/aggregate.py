@@ -5,7 +5,8 @@ Everything is read from an op's `op_name` (XLA keeps JAX's name stack there):
 `jit(loss)/transpose(jvp(layer_3))/attention/dot_general` is
 - the backward pass (`transpose(...)` is JAX's transpose of the forward, `jvp(...)` the
   forward of a gradient; neither, in a module that has both, is `other`: the loss, the
-  optimizer update; a module without gradients is all forward);
+  optimizer update; a module without gradients is all forward, but for ops with no op_name
+  at all, `(no op_name)`);
 - scope `layer_3/attention` (the path without the jit/jvp/transpose/remat wrappers and
   without the last part, the primitive);
 - layer 3 (the first scope part that names a layer: `layer_3`, `layers_3`, `block3`,
@@ -24,6 +25,7 @@ _WRAPPERS = re.compile(r"^(?:jvp|transpose|remat|checkpoint|vmap|pmap|jit|pjit|s
                        r"custom_jvp_call|remat2|checkpoint_name)\((.*)\)$")
 _LAYER = re.compile(r"(?i)(?:^|[^a-z])(?:layers?|blocks?|h)[_.\-]?(\d+)$|^(?:layers?|blocks?|h)(\d+)$")
 NO_SCOPE, NO_LAYER, NO_SOURCE = "(no scope)", "(no layer)", "(no source)"
+NO_OP_NAME = "(no op_name)"
 
 
 def _split(path: str) -> list[str]:
@@ -86,7 +88,9 @@ def group(rows: list[dict], by: str, loops: dict[str, tuple[str, int]] | None = 
                                                  "forward_seconds": 0.0, "backward_seconds": 0.0})
     total = {"seconds": 0.0, "flops": 0.0, "bytes": 0.0, "ops": 0}
     for r, kind, scopes in parsed:
-        step = kind or ("other" if has_grad else "forward")
+        # (outside a gradient, an op with no op_name at all, as in a dump stripped of its
+        # metadata, says nothing of its pass: not called forward)
+        step = kind or ("other" if has_grad else "forward" if r.get("op_name") else NO_OP_NAME)
         key = _key(by, r, step, scopes, loops or {})
         g = sums[key]
         for field in ("seconds", "flops", "bytes"):
@@ -127,7 +131,8 @@ def _order(by: str):
         if by == "layer":
             return (0, int(m.group(1)), "") if m else (1, -g["seconds"], g["key"])
         if by == "pass":
-            return (("forward", "backward", "other").index(g["key"]) if g["key"] in ("forward", "backward", "other") else 3, 0, "")
+            order = ("forward", "backward", "other", NO_OP_NAME)
+            return (order.index(g["key"]) if g["key"] in order else len(order), 0, "")
         return (0, -g["seconds"], g["key"])
     return key
 
