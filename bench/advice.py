@@ -51,6 +51,8 @@ CASES = [
          "MaxText's async collective fusion flags"),
     Case("H001", "H001_scan_carry_cpu", "H001_scan_carry_donated_cpu", "bytes",
          "the scanned input donated (donate_argnums)"),
+    Case("H001", "H001_dus_not_in_place_v5e", "H001_dus_donated_v5e", "time",
+         "the updated buffer donated (XProf's dynamic-update-slice-not-in-place case)"),
     Case("H002", "H002_transpose_out_v5e", "H002_elementwise_v5e", "time",
          "the transpose left to the consumer (x returned in its own layout)"),
     Case("H003", "H003_narrow_kernel_operand_v5e", "H003_lane_dense_kernel_operand_v5e", "padded",
@@ -203,14 +205,19 @@ _SECTION = "## Does the advice help?"
 
 
 def write_docs(data: list[dict]) -> None:
-    """Each rule's row, under its own heading at the end of its doc (replaced on a rerun)."""
+    """Each rule's rows, under their own heading at the end of its doc (replaced on a rerun)."""
     head = table([])
+    by_code: dict[str, list[dict]] = {}
     for r in data:
-        (doc,) = (ROOT / "rules").glob(f"{r['code']}-*.md")
+        by_code.setdefault(r["code"], []).append(r)
+    for code, rs in by_code.items():
+        (doc,) = (ROOT / "rules").glob(f"{code}-*.md")
         text = doc.read_text(encoding="utf-8").split("\n" + _SECTION)[0].rstrip()
-        text += (f"\n\n{_SECTION}\n\nThis rule's real positive fixture against the same program "
+        body = "\n".join(table([r]).splitlines()[-1] for r in rs)
+        what = "real positive fixture" if len(rs) == 1 else "real positive fixtures, each"
+        text += (f"\n\n{_SECTION}\n\nThis rule's {what} against the same program "
                  f"with its help applied, on the figure the rule is about (`python3 bench/advice.py`):"
-                 f"\n\n{head}\n{table([r]).splitlines()[-1]}\n")
+                 f"\n\n{head}\n{body}\n")
         doc.write_text(text, encoding="utf-8")
 
 

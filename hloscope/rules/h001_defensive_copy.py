@@ -50,7 +50,7 @@ class DefensiveCopy(InstructionRule):
         if nbytes < self.options.min_bytes:
             return
         trips = loop_trips(instr, ctx)
-        cost = moved_cost(ctx, 2 * nbytes, trips)
+        cost = moved_cost(ctx, 2 * nbytes, trips, instr)
         where = f" in a loop body ({trips} trips)" if trips else (" in a loop body" if trips == 0 else "")
         est = f", ~{human_seconds(cost['est_seconds'])}" if "est_seconds" in cost else ""
         yield self.finding(
