@@ -9,6 +9,10 @@ module and per op instead.
 
 Regression gates (`--fail-if`): `METRIC>+N%` or `METRIC>+N` for step_time, flops, bytes,
 hbm_peak, exposed (seconds), mfu, findings (count).
+
+Donation is read from each module's `input_output_alias` (the bytes of inputs whose buffers
+outputs reuse): where B donates more than A and its static HBM peak is lower, the pair's
+verdict names the donation as the improvement.
 """
 
 from __future__ import annotations
@@ -104,8 +108,27 @@ def side(module: Module, chip, findings: list) -> Side:
     totals = {"step_time": step.step_seconds, "flops": report.totals.flops,
               "bytes": float(report.totals.hbm_bytes), "exposed": step.exposed_seconds,
               "mfu": step.mfu or 0.0, "hbm_peak": float(mem.hbm_bytes) if mem.scheduled else 0.0,
-              "findings": float(len([f for f in findings if f.module == module.name]))}
+              "findings": float(len([f for f in findings if f.module == module.name])),
+              "donated": float(mem.alias_bytes)}
     return Side(module.name, totals, dict(cats), ops, collectives, mine)
+
+
+def verdicts(a: Side, b: Side) -> list[str]:
+    """What a reader should take from the pair beyond the deltas: a donation that lowered
+    the static HBM peak is an improvement, whatever else moved."""
+    from hloscope.units import human_bytes
+
+    out = []
+    da, db = a.totals["donated"], b.totals["donated"]
+    pa, pb = a.totals["hbm_peak"], b.totals["hbm_peak"]
+    if db > da and pa and pb and pb < pa:
+        out.append(f"improvement: B donates {human_bytes(db - da)} more of its inputs "
+                   f"(input_output_alias) and its static HBM peak falls "
+                   f"{human_bytes(pa - pb)} ({(pb - pa) / pa:+.1%})")
+    elif db < da and pa and pb and pb > pa:
+        out.append(f"regression: B donates {human_bytes(da - db)} less of its inputs and its "
+                   f"static HBM peak rises {human_bytes(pb - pa)} ({(pb - pa) / pa:+.1%})")
+    return out
 
 
 @dataclass
@@ -128,7 +151,7 @@ class Pair:
                                                                            ("opcode", "moved_bytes", "async")),
                 "findings_new": [dict(v, fingerprint=k) for k, v in b.findings.items() if k not in a.findings],
                 "findings_fixed": [dict(v, fingerprint=k) for k, v in a.findings.items() if k not in b.findings],
-                "gates": self.gates}
+                "verdicts": verdicts(a, b), "gates": self.gates}
 
 
 def _counter_delta(a: Counter, b: Counter, names: tuple[str, ...]) -> list[dict]:

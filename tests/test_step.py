@@ -32,7 +32,7 @@ def test_fsdp_default_flags_four_sync_gathers_all_exposed():
     one = 7 / 8 * GATHERED / (2 * V5P.ici_bandwidth)
     assert s.exposed_seconds == pytest.approx(4 * one) == pytest.approx(s.collective_seconds)
     assert s.hidden_seconds == 0
-    assert s.step_seconds == pytest.approx(s.ops_seconds + 4 * one)
+    assert s.step_seconds == pytest.approx(s.ops_seconds + 4 * one + s.copies_exposed_seconds)
 
 
 def test_fsdp_async_collective_fusion_overlaps_three_of_four():
@@ -116,7 +116,8 @@ def test_roofline_cli_reports_the_step():
     payload = json.loads(CliRunner().invoke(app, ["roofline", str(FIXTURES / "tpu" / "fsdp_default_v5p.hlo.txt"),
                                                   "--chip", "v5p", "-f", "json"]).output)
     step = payload["modules"][0]["step"]
-    assert step["step_seconds"] == pytest.approx(step["ops_seconds"] + step["exposed_seconds"])
+    assert step["step_seconds"] == pytest.approx(step["ops_seconds"] + step["exposed_seconds"]
+                                                 + step["copies_exposed_seconds"])
     assert len(step["collectives"]) == 4
 
 
@@ -194,3 +195,31 @@ def test_roofline_top_limits_the_collective_rows_too():
     assert "on ICI" in some
     every = CliRunner().invoke(app, ["roofline", path, "--chip", "v5p", "--top", "0"]).stdout
     assert len([line for line in every.splitlines() if line.startswith("    ") and " all-gather " in line]) == 6
+
+
+def test_async_copies_overlap_the_compute_scheduled_inside_them():
+    """A donated MLP train step on v5e: XLA keeps the updated weights in on-chip memory and
+    writes them back with copy-start/copy-done pairs. XLA's own per-op estimates of the two
+    compiles (donated or not) agree within 0.3% (470.66 vs 469.24 us of estimated_cycles at
+    1.5 GHz); counted serially the copies made the donated step 13% slower."""
+    from hloscope.cost.resolve import resolve_chip
+    from hloscope.cost.roofline import estimated_cycles, roofline
+    from hloscope.sharding.step import estimate
+
+    steps, xla = {}, {}
+    for name in ("mlp_train_v5e", "mlp_train_donated_v5e"):
+        (m,) = load(FIXTURES / "zoo" / f"{name}.hlo.txt")
+        chip = resolve_chip(m, "v5e").chip
+        report = roofline(m, chip)
+        steps[name] = estimate(m, chip, report)
+        xla[name] = sum(estimated_cycles(i) or 0 for i in m.entry.instructions) / chip.clock_hz
+    plain, donated = steps["mlp_train_v5e"], steps["mlp_train_donated_v5e"]
+    assert xla["mlp_train_donated_v5e"] == pytest.approx(xla["mlp_train_v5e"], rel=0.01)
+    assert donated.step_seconds == pytest.approx(plain.step_seconds, rel=0.05)
+    # hand-derived: the 8 MiB write-back of the first updated weight (copy-start.3) is under
+    # fusion.25's matmul; only the last write-back (copy-start.2, nothing scheduled inside
+    # it: 8 MiB / 819 GB/s) and the small input prefetches stay exposed
+    assert donated.copies_seconds > donated.copies_exposed_seconds > 0
+    assert donated.copies_exposed_seconds >= 8 * 2**20 / get_chip("tpu-v5e").hbm_bandwidth
+    assert donated.step_seconds == pytest.approx(donated.ops_seconds + donated.exposed_seconds
+                                                 + donated.copies_exposed_seconds)

@@ -7,7 +7,7 @@ from hloscope.units import human_bytes, human_seconds
 METRIC_FORMAT = {  # a diff total as its kind reads (the HTML report's A/B table too)
     "step_time": human_seconds, "exposed": human_seconds, "bytes": human_bytes,
     "hbm_peak": human_bytes, "flops": lambda v: f"{v:.4g}", "mfu": lambda v: f"{v:.1%}",
-    "findings": lambda v: f"{v:.0f}",
+    "findings": lambda v: f"{v:.0f}", "donated": human_bytes,
 }
 
 
@@ -48,6 +48,7 @@ def diff_text(record: dict) -> str:
             out.append(f"  new finding: {f['code']} x{f['count']}: {f['message']}")
         for f in p["findings_fixed"]:
             out.append(f"  fixed finding: {f['code']} x{f['count']}: {f['message']}")
+        out.extend(f"  {v}" for v in p.get("verdicts", ()))
         for g in p["gates"]:
             out.append(f"  gate {g['gate']}: {'TRIPPED' if g['tripped'] else 'ok'}")
     out.extend(f"note: {n}" for n in record["notes"])

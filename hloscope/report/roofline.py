@@ -59,8 +59,10 @@ def roofline_text(records: list[dict], top: int) -> str:
 
 def _step_lines(step: dict, top: int = 0) -> list[str]:
     """The step estimate and its collectives (hloscope.sharding.step)."""
+    copies = (f" + exposed async copies {_t(step['copies_exposed_seconds'])}"
+              if step.get("copies_exposed_seconds") else "")
     out = [f"  step (estimate): {_t(step['step_seconds'])} = ops {_t(step['ops_seconds'])} + exposed "
-           f"communication {_t(step['exposed_seconds'])}"
+           f"communication {_t(step['exposed_seconds'])}{copies}"
            + (f"; MFU {step['mfu']:.1%} of {step['peak_flops'] / 1e12:.3g} TFLOP/s" if step["mfu"] else "")]
     if step.get("caveat"):
         out.append(f"  caveat: {step['caveat']}")

@@ -13,7 +13,10 @@ The model, per device (an SPMD module after partitioning is one device's program
 - a synchronous collective is exposed whole; an async one is hidden by the compute XLA
   scheduled between its start and its done (a chain's continuation fusions included), up to
   that compute's time: exposed = max(0, collective - overlapped compute);
-- step = ops + exposed communication; MFU = the module's FLOPs / (step x the chip's bf16 peak).
+- an async copy (copy-start -> copy-done: a DMA between HBM and on-chip memory, or a
+  prefetch) takes its start's roofline time, the done's none, and is hidden the same way by the compute scheduled between its start and done;
+  only what that compute does not cover is added (`copies_exposed_seconds`);
+- step = ops + exposed communication + exposed copies; MFU = the module's FLOPs / (step x the chip's bf16 peak).
 It ignores contention between overlapped compute and collectives for HBM, latency terms and
 multi-axis collectives (each runs on one axis's links), so it is a lower bound of the step.
 """
@@ -59,7 +62,9 @@ _TIME_FIELDS = tuple(f.name for f in fields(CollectiveTime))
 class StepTime:
     module: str
     chip: str
-    ops_seconds: float = 0.0  # every op but the collectives, at its roofline time
+    ops_seconds: float = 0.0  # every op but the collectives and async copies, at its roofline time
+    copies_seconds: float = 0.0  # async copies (copy-start -> copy-done), their own time
+    copies_exposed_seconds: float = 0.0  # ... the part the compute between does not hide
     collective_seconds: float = 0.0
     hidden_seconds: float = 0.0
     exposed_seconds: float = 0.0
@@ -72,7 +77,7 @@ class StepTime:
 
     @property
     def step_seconds(self) -> float:
-        return self.ops_seconds + self.exposed_seconds
+        return self.ops_seconds + self.exposed_seconds + self.copies_exposed_seconds
 
     @property
     def mfu(self) -> float | None:
@@ -99,7 +104,17 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
                    caveat=stage_caveat(module), platform=chip.platform)
     words = sorted({c.links for c in collectives if c.links})
     out.links = " and ".join(words)
+    copies = _async_copies(module, rows)
+    for start, done in copies:
+        own.update((start, done))
     out.ops_seconds = sum(r.t_bound * r.times for key, r in rows.items() if key not in own)
+    for start, done in copies:
+        r = rows[start]
+        seconds = r.t_bound  # (the start's DMA moves the data; XLA's cost_analysis also
+        # counts the done's result as accessed, which the roofline's bytes keep)
+        overlap = sum(x.t_bound for x in _rows_between(module, start[0], start[1], done[1], rows, own))
+        out.copies_seconds += seconds * r.times
+        out.copies_exposed_seconds += max(0.0, seconds - overlap) * r.times
     for c in collectives:
         times = times_of.get(c.computation, 1)
         mine = [rows[k] for k in ((c.computation, c.instruction), (c.computation, c.done or "")) if k in rows]
@@ -132,16 +147,37 @@ def stage_caveat(module: Module) -> str | None:
 
 def _between(module: Module, c: Collective, rows: dict, own: set) -> list[Row]:
     """The rows of the ops scheduled strictly between a collective's start and its done."""
-    comp = module.by_name.get(c.computation)
-    if comp is None:
+    return _rows_between(module, c.computation, c.instruction, c.done, rows, own)
+
+
+def _rows_between(module: Module, computation: str, first: str, last: str | None,
+                  rows: dict, own: set) -> list[Row]:
+    comp = module.by_name.get(computation)
+    if comp is None or not last:
         return []
     names = [i.name for i in comp.instructions]
     try:
-        a, b = names.index(c.instruction), names.index(c.done)
+        a, b = names.index(first), names.index(last)
     except ValueError:
         return []
     return [rows[(comp.name, n)] for n in names[a + 1:b]
             if (comp.name, n) in rows and (comp.name, n) not in own]
+
+
+def _async_copies(module: Module, rows: dict) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """(start, done) row keys of each copy-start and the copy-done that takes it."""
+    out = []
+    for comp_name, name in rows:
+        if rows[(comp_name, name)].opcode != "copy-start":
+            continue
+        comp = module.by_name.get(comp_name)
+        if comp is None:
+            continue
+        done = next((i.name for i in comp.instructions
+                     if i.opcode == "copy-done" and i.operands and i.operands[0] == name), None)
+        if done is not None:
+            out.append(((comp_name, name), (comp_name, done)))
+    return out
 
 
 def estimate(module: Module, chip: Chip, report: Report) -> StepTime:
