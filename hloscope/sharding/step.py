@@ -108,18 +108,19 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
     for start, done in copies:
         own.update((start, done))
     out.ops_seconds = sum(r.t_bound * r.times for key, r in rows.items() if key not in own)
+    order = _Order(module)
     for start, done in copies:
         r = rows[start]
         seconds = r.t_bound  # (the start's DMA moves the data; XLA's cost_analysis also
         # counts the done's result as accessed, which the roofline's bytes keep)
-        overlap = sum(x.t_bound for x in _rows_between(module, start[0], start[1], done[1], rows, own))
+        overlap = sum(x.t_bound for x in order.between(start[0], start[1], done[1], rows, own))
         out.copies_seconds += seconds * r.times
         out.copies_exposed_seconds += max(0.0, seconds - overlap) * r.times
     for c in collectives:
         times = times_of.get(c.computation, 1)
         mine = [rows[k] for k in ((c.computation, c.instruction), (c.computation, c.done or "")) if k in rows]
         seconds = c.est_seconds if c.est_seconds is not None else sum(r.t_bound for r in mine)
-        between = _between(module, c, rows, own) if c.is_async and c.done else []
+        between = order.between(c.computation, c.instruction, c.done, rows, own) if c.is_async and c.done else []
         overlap = sum(r.t_bound for r in between)
         hidden = min(seconds, overlap)
         out.collectives.append(CollectiveTime(
@@ -145,38 +146,43 @@ def stage_caveat(module: Module) -> str | None:
             "indicative only (cost the after_optimizations dump)")
 
 
-def _between(module: Module, c: Collective, rows: dict, own: set) -> list[Row]:
-    """The rows of the ops scheduled strictly between a collective's start and its done."""
-    return _rows_between(module, c.computation, c.instruction, c.done, rows, own)
+class _Order:
+    """Instruction order per computation, built once per step estimate (a dump holds a
+    thousand async copies and collectives; each used to list its computation again)."""
 
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self._names: dict[str, tuple[list[str], dict[str, int]]] = {}
 
-def _rows_between(module: Module, computation: str, first: str, last: str | None,
-                  rows: dict, own: set) -> list[Row]:
-    comp = module.by_name.get(computation)
-    if comp is None or not last:
-        return []
-    names = [i.name for i in comp.instructions]
-    try:
-        a, b = names.index(first), names.index(last)
-    except ValueError:
-        return []
-    return [rows[(comp.name, n)] for n in names[a + 1:b]
-            if (comp.name, n) in rows and (comp.name, n) not in own]
+    def between(self, computation: str, first: str, last: str | None, rows: dict, own: set) -> list[Row]:
+        """The rows of the ops scheduled strictly between `first` and `last`."""
+        comp = self.module.by_name.get(computation)
+        if comp is None or not last:
+            return []
+        if computation not in self._names:
+            names = [i.name for i in comp.instructions]
+            self._names[computation] = (names, {n: k for k, n in enumerate(names)})
+        names, at = self._names[computation]
+        if first not in at or last not in at:
+            return []
+        return [rows[(computation, n)] for n in names[at[first] + 1:at[last]]
+                if (computation, n) in rows and (computation, n) not in own]
 
 
 def _async_copies(module: Module, rows: dict) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     """(start, done) row keys of each copy-start and the copy-done that takes it."""
-    out = []
+    starts: dict[str, list[str]] = {}
     for comp_name, name in rows:
-        if rows[(comp_name, name)].opcode != "copy-start":
-            continue
+        if rows[(comp_name, name)].opcode == "copy-start":
+            starts.setdefault(comp_name, []).append(name)
+    out = []
+    for comp_name, names in starts.items():
         comp = module.by_name.get(comp_name)
         if comp is None:
             continue
-        done = next((i.name for i in comp.instructions
-                     if i.opcode == "copy-done" and i.operands and i.operands[0] == name), None)
-        if done is not None:
-            out.append(((comp_name, name), (comp_name, done)))
+        done_of = {i.operands[0]: i.name for i in comp.instructions
+                   if i.opcode == "copy-done" and i.operands}
+        out.extend(((comp_name, n), (comp_name, done_of[n])) for n in names if n in done_of)
     return out
 
 
