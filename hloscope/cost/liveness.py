@@ -36,6 +36,7 @@ from operator import attrgetter
 from hloscope.cost.sharing import (
     RUN,
     alias_pairs,
+    backend_aliases,
     first_fit,
     in_place,
     leaf_at,
@@ -149,7 +150,11 @@ class _Walk:
             return ids
         if not instr.may_have("output_to_operand_aliasing"):
             if len(ids) == 1 and operands:
-                self._may_share(instr, step, ids[0], operands)
+                self._may_share(step, ids[0], operands, shareable_operands(instr, operands, self.module))
+            elif len(ids) > 1 and operands:  # (a tuple: the leaves the TPU compiler lets share)
+                for leaf, ks in backend_aliases(instr).items():
+                    if leaf < len(ids):
+                        self._may_share(step, ids[leaf], operands, [k for k in ks if k < len(operands)])
             return ids
         for out_path, operand, _ in alias_pairs(instr.raw_attr("output_to_operand_aliasing")):
             leaf = leaf_offset(instr.shape, out_path)
@@ -168,11 +173,12 @@ class _Walk:
         self.buffers[ids[k]].bytes = 0  # (-1: a caller's buffer, updated inside a loop body)
         ids[k] = alias[0]
 
-    def _may_share(self, instr: Instruction, step: int, made: int, operands: list[Instruction]) -> None:
-        """Note the operands whose buffer the result may be written into, as XLA's buffer
-        assignment does when the operand's last use is this instruction (share())."""
+    def _may_share(self, step: int, made: int, operands: list[Instruction], candidates: list[int]) -> None:
+        """Note the operands (numbers in `candidates`) whose buffer the result may be written
+        into, as XLA's buffer assignment does when the operand's last use is this
+        instruction (share())."""
         size, space = self.buffers[made].bytes, self.buffers[made].space
-        for k in shareable_operands(instr, operands, self.module):
+        for k in candidates:
             ids = self.values.get(operands[k].name, [])
             if len(ids) == 1 and ids[0] >= 0:
                 b = self.buffers[ids[0]]

@@ -2,7 +2,8 @@
 uses these rules): in place (dynamic-update-slice, scatter, and each fusion output that is one,
 into the operand its fused parameter names), and operand sharing (XLA's
 CanShareOperandBufferWithUser: an elementwise op or all-reduce on an operand of its shape, a
-loop/input fusion whose fused parameter feeds only elementwise ops)."""
+loop/input fusion whose fused parameter feeds only elementwise ops), and the operands a TPU
+op's backend_config names in `aliasing_operands` (the TPU compiler's own in-place groups)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,12 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
     dims = instr.shape.dims if instr.shape.is_array else None
     if dims is None:
         return []
+    backend = [k for k in backend_aliases(instr).get(0, ()) if k < len(operands)]
     same = [k for k, o in enumerate(operands) if o.shape.is_array and o.shape.dims == dims]
     if instr.opcode in _SHARE_OPS:
-        return same
+        return sorted(set(same) | set(backend))
+    if backend:
+        return backend
     if instr.opcode != "fusion" or not same or not instr.called_computations:
         return []
     kind = str(instr.attr("kind") or "")
@@ -48,6 +52,33 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
         if p is not None and users.get(p.name) and all(
                 u.opcode in _INSIDE and u.shape.is_array and u.shape.dims == dims for u in users[p.name]):
             out.append(k)
+    return out
+
+
+_ALIASING_GROUP = re.compile(r'\{"indices":\[([^\]]*)\]\}')
+
+
+def backend_aliases(instr: Instruction) -> dict[int, list[int]]:
+    """Result leaf -> operand numbers the TPU compiler lets it share a buffer with: its
+    backend_config's `aliasing_operands` groups, where numbers below the operand count are
+    operands and the rest result leaves (operand count + leaf). Groups naming several result
+    leaves (an async fusion's nested tuples) are left out."""
+    if not instr.may_contain("aliasing_operands"):
+        return {}
+    raw = instr.raw_attr("backend_config") or ""
+    at = raw.find('"aliasing_operands"')
+    if at < 0:
+        return {}
+    n = len(instr.operands)
+    out: dict[int, list[int]] = {}
+    end = raw.find("}]}", at)  # (the last group's brace, the list's bracket, the object's)
+    if raw.startswith('"aliasing_operands":{"lists":[]', at) or end < 0:
+        return {}
+    for group in _ALIASING_GROUP.findall(raw[at:end + 1]):
+        numbers = [int(x) for x in re.findall(r"\d+", group)]
+        results = [x - n for x in numbers if x >= n]
+        if len(results) == 1:
+            out.setdefault(results[0], []).extend(x for x in numbers if x < n)
     return out
 
 
