@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, ROOT, needs_corpus
+from conftest import CORPUS, ROOT, needs_corpus
 
 pytestmark = needs_corpus
 CAPTURES = CORPUS / "gpu" / "tracelens-captures"

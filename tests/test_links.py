@@ -11,7 +11,7 @@ from hloscope.cost.chips import get_chip, set_link_domain
 from hloscope.parser import load
 from hloscope.sharding.collectives import analyze
 from hloscope.sharding.links import link_time
-from tests.conftest import CORPUS, needs_corpus
+from conftest import CORPUS, needs_corpus
 
 GIB = 2**30
 XLA_TESTS = CORPUS / "gpu" / "xla-tests"

@@ -1,0 +1,161 @@
+"""Mutation testing with mutmut, package by package (#39): how many plausible one-line bugs
+the tests catch, and which survive.
+
+For each package, a scratch copy of the repository is made (the working tree as committed:
+`git worktree`-free, a plain `git clone` of HEAD), mutmut is configured there to mutate only
+that package's files and to run the package's own tests, and its results are written to
+bench/mutation/<package>.md: the score (killed / all mutants that ran), and every survivor
+with its diff, so each can be judged (a missing test, or an equivalent mutant).
+
+    python3 bench/mutation.py --list
+    python3 bench/mutation.py diff stage          # some packages
+    python3 bench/mutation.py --all               # every package (slow: an hour or more)
+
+Needs mutmut >= 3.4 (`pip install mutmut`; 3.3 reads a pytest attribute pytest 9 removed),
+and a Python where hloscope is not installed editable in front of the copy: the copy's
+package must be the one the tests import (an editable install's path entry comes after the
+copy's, so that holds for this repository's own `pip install -e .`). Tests that run hloscope
+in a subprocess import the installed package, not the mutant: they can only under-count kills.
+Not run in CI (slow).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "mutation"
+
+# package -> (source paths, the tests that exercise it)
+PACKAGES: dict[str, tuple[list[str], list[str]]] = {
+    "diff": (["hloscope/diff.py"], ["tests/test_diff.py", "tests/test_guards.py"]),
+    "stage": (["hloscope/stage.py"], ["tests/test_guards.py", "tests/test_lint_engine.py",
+                                      "tests/test_dumpdir.py", "tests/test_numbers.py"]),
+    "dumpdir": (["hloscope/dumpdir.py"], ["tests/test_dumpdir.py", "tests/test_guards.py",
+                                          "tests/test_paths_in.py"]),
+    "cache": (["hloscope/cache.py"], ["tests/test_cache_parallel.py", "tests/test_guards.py"]),
+    "sharding": (["hloscope/sharding/"], ["tests/test_sharding.py", "tests/test_step.py",
+                                          "tests/test_links.py", "tests/test_guards.py"]),
+    "report": (["hloscope/report/"], ["tests/test_cli.py", "tests/test_findings.py",
+                                      "tests/test_diff.py", "tests/test_guards.py",
+                                      "tests/test_report_html.py"]),
+    "cost": (["hloscope/cost/"], ["tests/test_cost.py", "tests/test_memory.py",
+                                  "tests/test_precision.py", "tests/test_step.py",
+                                  "tests/test_numbers.py", "tests/test_gpu_cost.py",
+                                  "tests/test_breakdown.py", "tests/test_chip.py",
+                                  "tests/test_guards.py"]),
+    "rules": (["hloscope/rules/"], ["tests/test_rules.py", "tests/test_gpu_rules.py",
+                                    "tests/test_findings.py", "tests/test_lint_engine.py",
+                                    "tests/test_rule_docs.py", "tests/test_guards.py",
+                                    "tests/test_advice.py"]),
+}
+_COPY = ["fixtures", "grammar", "rules", "bench", "examples", "README.md", "ARCHITECTURE.md",
+         ".ci"]
+
+
+def _config(sources: list[str], tests: list[str], repo: Path) -> str:
+    """[tool.mutmut]: the whole package is copied (its imports must resolve in the copy), and
+    every file outside `sources` is excluded from mutation."""
+    wanted = [s.rstrip("/") for s in sources]
+    keep = [str(p.relative_to(repo)) for p in (repo / "hloscope").rglob("*.py")
+            if not any(str(p.relative_to(repo)) == w or str(p.relative_to(repo)).startswith(w + "/")
+                       for w in wanted)]
+    return ("\n[tool.mutmut]\npaths_to_mutate = [\"hloscope/\"]\n"
+            f"do_not_mutate = {json.dumps(sorted(keep))}\n"
+            f"tests_dir = {json.dumps(tests)}\n"
+            f"also_copy = {json.dumps(_COPY)}\n")
+
+
+def _results(repo: Path, mutmut: list[str]) -> dict[str, str]:
+    out = subprocess.run([*mutmut, "results", "--all", "true"], cwd=repo, capture_output=True,
+                         text=True).stdout
+    status = {}
+    for line in out.splitlines():
+        name, _, state = line.strip().rpartition(": ")
+        if name:
+            status[name] = state.strip()
+    return status
+
+
+def run(package: str, mutmut: list[str], keep: bool = False) -> dict:
+    sources, tests = PACKAGES[package]
+    work = Path(tempfile.mkdtemp(prefix=f"mutation-{package}-"))
+    repo = work / "repo"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True)
+    shared = ROOT.parent / "shared"
+    if shared.exists():  # (tests read ../shared/corpus beside the repository)
+        (work / "shared").symlink_to(shared)
+    with open(repo / "pyproject.toml", "a", encoding="utf-8") as f:
+        f.write(_config(sources, tests, repo))
+    t0 = time.time()
+    done = subprocess.run([*mutmut, "run", "--max-children", "2"], cwd=repo, capture_output=True,
+                          text=True)
+    seconds = time.time() - t0
+    status = _results(repo, mutmut)
+    killed = sum(1 for s in status.values() if s == "killed")
+    survived = sorted(n for n, s in status.items() if s == "survived")
+    other = {s: sum(1 for v in status.values() if v == s) for s in set(status.values())} 
+    ran = killed + len(survived)
+    record = {"package": package, "sources": sources, "tests": tests, "mutants": len(status),
+              "killed": killed, "survived": len(survived), "states": other,
+              "score": killed / ran if ran else None, "seconds": round(seconds),
+              "exit": done.returncode, "tail": done.stdout[-400:] + done.stderr[-400:]}
+    diffs = {}
+    for name in survived:
+        diffs[name] = subprocess.run([*mutmut, "show", name], cwd=repo, capture_output=True,
+                                     text=True).stdout
+    _write(record, diffs)
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return record
+
+
+def _write(record: dict, diffs: dict[str, str]) -> None:
+    OUT.mkdir(exist_ok=True)
+    score = f"{record['score']:.1%}" if record["score"] is not None else "-"
+    lines = [f"# Mutation score: {record['package']}", "",
+             f"Sources: {', '.join(record['sources'])}; tests: {', '.join(record['tests'])}.", "",
+             f"{record['mutants']} mutants: {record['killed']} killed, {record['survived']} survived "
+             f"(score {score}); states {record['states']}; {record['seconds']} s "
+             f"(`python3 bench/mutation.py {record['package']}`).", "", "## Survivors", ""]
+    for name, text in diffs.items():
+        body = re.sub(r"\n{3,}", "\n\n", text.strip())
+        lines += [f"### {name}", "", "```diff", body, "```", ""]
+    (OUT / f"{record['package']}.md").write_text("\n".join(lines), encoding="utf-8")
+    (OUT / f"{record['package']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("packages", nargs="*")
+    ap.add_argument("--all", action="store_true")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--mutmut", default="mutmut", help="the mutmut command (default: mutmut)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch copy")
+    ns = ap.parse_args(argv)
+    if ns.list:
+        for name, (sources, tests) in PACKAGES.items():
+            print(f"{name:10} {' '.join(sources):28} {' '.join(tests)}")
+        return 0
+    names = list(PACKAGES) if ns.all else ns.packages
+    unknown = [n for n in names if n not in PACKAGES]
+    if not names or unknown:
+        ap.error(f"name packages from --list (unknown: {unknown})" if unknown else "name packages or --all")
+    for name in names:
+        r = run(name, ns.mutmut.split(), ns.keep)
+        score = f"{r['score']:.1%}" if r["score"] is not None else "-"
+        print(f"{name:10} {r['mutants']:5} mutants  {r['killed']:5} killed  {r['survived']:5} survived  "
+              f"score {score}  ({r['seconds']} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
