@@ -38,7 +38,8 @@ OUT = ROOT / "bench" / "mutation"
 PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     "diff": (["hloscope/diff.py"], ["tests/test_diff.py", "tests/test_diff_parts.py",
                                     "tests/test_guards.py"]),
-    "stage": (["hloscope/stage.py"], ["tests/test_guards.py", "tests/test_lint_engine.py",
+    "stage": (["hloscope/stage.py"], ["tests/test_stage_parts.py", "tests/test_guards.py",
+                                      "tests/test_lint_engine.py",
                                       "tests/test_dumpdir.py", "tests/test_numbers.py"]),
     "dumpdir": (["hloscope/dumpdir.py"], ["tests/test_dumpdir.py", "tests/test_dumpdir_parts.py",
                                           "tests/test_guards.py",

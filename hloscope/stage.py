@@ -24,7 +24,9 @@ BEFORE = "before_optimizations"
 AFTER = "after_optimizations"
 STAGES = (BEFORE, AFTER)
 
-_PASS_DUMP = re.compile(r"\.\d{4}\.([\w.-]+?)\.after_([\w.-]+?)\.before_")
+# `.NNNN.<pipeline>.after_<pass>.before_<next>.txt`, or a pass's own step dumps (copy
+# insertion writes `.NNNN.copy-insertion.after_adding_copies_to_resolve_interference.txt`)
+_PASS_DUMP = re.compile(r"\.\d{4}\.([\w.-]+?)\.after_([\w.-]+?)(?:\.before_|\.txt$)")
 _ANNOTATIONS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
 _QUOTED_ANNOTATIONS = frozenset(f'"{t}"' for t in _ANNOTATIONS)  # as custom_call_target prints them
 
