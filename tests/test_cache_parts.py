@@ -1,0 +1,109 @@
+"""hloscope.cache's parts (the mutation run of bench/mutation.py found them uncovered): where
+the cache lives, how an entry is written (atomically, in its own folder, nothing left behind
+when it fails), keys, and the deferred writes of the CLI."""
+
+from __future__ import annotations
+
+import pickle
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from hloscope import cache
+
+
+@pytest.fixture
+def cache_in(tmp_path, monkeypatch):
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setitem(cache._state, "enabled", True)
+    monkeypatch.setitem(cache._state, "background", False)
+    monkeypatch.setattr(cache, "_deferred", [])
+    return tmp_path / "c"
+
+
+def test_where_the_cache_lives(tmp_path, monkeypatch):
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "explicit"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_dir() == tmp_path / "explicit"
+    monkeypatch.delenv("HLOSCOPE_CACHE_DIR")
+    assert cache.cache_dir() == tmp_path / "xdg" / "hloscope"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.cache_dir() == tmp_path / "home" / ".cache" / "hloscope"
+    monkeypatch.setenv("XDG_CACHE_HOME", "")  # set but empty: as unset (XDG's rule)
+    assert cache.cache_dir() == tmp_path / "home" / ".cache" / "hloscope"
+
+
+def test_an_entry_is_written_whole_in_its_own_folder(cache_in, monkeypatch):
+    made = []
+    real = tempfile.mkstemp
+
+    def spy(*args, **kwargs):
+        made.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", spy)
+    cache.put("modules", "k1", {"a": [1, 2, 3]})
+    folder = cache_in / "modules"
+    # the part is written beside its final name (an os.replace within one file system),
+    # under a name no reader takes for an entry
+    assert made == [{"dir": folder, "suffix": ".tmp"}]
+    assert sorted(p.name for p in folder.iterdir()) == ["k1.pickle"]
+    raw = (folder / "k1.pickle").read_bytes()
+    assert raw[:2] == bytes([0x80, pickle.HIGHEST_PROTOCOL])  # the fastest protocol
+    assert cache.get("modules", "k1") == {"a": [1, 2, 3]}
+
+
+def test_a_failed_write_leaves_nothing_behind(cache_in):
+    cache.put("modules", "bad", lambda: None)  # cannot be pickled
+    folder = cache_in / "modules"
+    assert list(folder.iterdir()) == []
+    assert cache.get("modules", "bad") is None
+
+
+def test_an_unwritable_cache_is_no_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder would be")
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(blocker))
+    monkeypatch.setitem(cache._state, "enabled", True)
+    cache.put("modules", "k", 1)  # mkdir fails: the command goes on
+    assert cache.get("modules", "k") is None
+
+
+def test_keys_tell_their_parts_apart():
+    assert cache.key("ab", "c") != cache.key("a", "bc")
+    assert cache.key("a", b"b") == cache.key("a", "b")
+    assert len(cache.key("x")) == 64 and cache.key("x") == cache.key("x")
+
+
+def test_large_entries_wait_for_the_output_only_when_asked(cache_in, monkeypatch):
+    monkeypatch.setitem(cache._state, "background", True)
+    cache.put("modules", "now", 1)  # not marked large: written at once
+    assert (cache_in / "modules" / "now.pickle").exists()
+    cache.put("modules", "later", [2], background=True)
+    assert cache._deferred == [("modules", "later", [2])]
+    assert not (cache_in / "modules" / "later.pickle").exists()
+    # the after-output step writes them (here, where it may not fork: in this process)
+    import hloscope._speed.fork as fork
+
+    monkeypatch.setattr(fork, "before_exit", lambda work: False)
+    cache._write_deferred()
+    assert cache.get("modules", "later") == [2] and cache._deferred == []
+
+
+def test_write_now_undoes_the_deferral(cache_in, monkeypatch):
+    monkeypatch.setitem(cache._state, "background", True)
+    cache.put("modules", "later", 3, background=True)
+    cache.write_now()
+    assert cache._deferred == [] and cache._state["background"] is False
+    cache.put("modules", "later", 3, background=True)
+    assert cache.get("modules", "later") == 3
+
+
+def test_a_disabled_cache_neither_reads_nor_writes(cache_in, monkeypatch):
+    cache.put("modules", "k", 1)
+    monkeypatch.setitem(cache._state, "enabled", False)
+    assert cache.get("modules", "k") is None and not cache.is_enabled()
+    cache.put("modules", "k2", 2)
+    assert not Path(cache_in / "modules" / "k2.pickle").exists()
