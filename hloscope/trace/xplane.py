@@ -1,4 +1,4 @@
-"""Read an XSpace (`*.xplane.pb`) through jax's ProfileData.
+"""Read an XSpace (`*.xplane.pb`): hloscope.trace.xspace_pb, or jax's ProfileData for large files.
 
 Op events are those carrying `hlo_op` (and `hlo_module`) stats — the CPU thunk executor and
 GPU kernel lines — or sitting on a TPU `XLA Ops` line (named by the instruction's full text;
@@ -73,19 +73,9 @@ def load_xplane(p: Path, data: bytes, max_events: int) -> Profile:
         raise TraceError(f"not a binary XSpace: {bad} U+FFFD sequences show the file was "
                          "passed through a text conversion that replaced its non-UTF-8 bytes; "
                          "the original bytes are lost", str(p))
-    try:
-        from jax.profiler import ProfileData
-    except ImportError:
-        raise TraceError("reading an *.xplane.pb needs jax and jaxlib: pip install 'hloscope[jax]' "
-                         "(or give XProf's hlo_stats / framework_op_stats JSON, or a *.trace.json.gz)",
-                         str(p)) from None
-    try:
-        pd = ProfileData.from_serialized_xspace(data)
-    except Exception as e:  # noqa: BLE001 - the C++ parser says only that it failed
-        raise TraceError(f"not a valid XSpace protobuf, truncated or corrupt ({e})", str(p)) from None
+    planes = _planes(p, data)
     prof = Profile(str(p))
     count = 0
-    planes = list(pd.planes)
     gpu = any(is_gpu_plane(plane.name) for plane in planes)
     executions = Executions() if gpu else None
     if executions is not None:  # host launches and executions first: kernels need them
@@ -143,6 +133,34 @@ def load_xplane(p: Path, data: bytes, max_events: int) -> Profile:
                     program_id=pid if pid is not None else program, run_id=run,
                     plane=plane.name, is_async=bool(is_async)))
     return prof
+
+
+# Below this size the plain-Python reader is faster than importing jax (1.1 s) and reading
+# with its ProfileData (the reader: 0.9 s for a 3 MB, 23,000-event GPU capture; bench/README);
+# above it, with jax installed, ProfileData's C++ reader is. Both give the same planes
+# (tests/test_xspace_reader.py, on every capture in fixtures/ and the corpus).
+PLAIN_READER_BYTES = 4 << 20
+
+
+def _planes(p: Path, data: bytes) -> list:
+    """The XSpace's planes: plain Python (hloscope.trace.xspace_pb) for small files or
+    without jax, jax's ProfileData for large ones."""
+    from hloscope.trace.xspace_pb import XSpaceError, read_xspace
+
+    if len(data) > PLAIN_READER_BYTES:
+        try:
+            from jax.profiler import ProfileData
+        except ImportError:
+            ProfileData = None  # noqa: N806 - (the plain reader, slower, still reads it)
+        if ProfileData is not None:
+            try:
+                return list(ProfileData.from_serialized_xspace(data).planes)
+            except Exception as e:  # noqa: BLE001 - the C++ parser says only that it failed
+                raise TraceError(f"not a valid XSpace protobuf, truncated or corrupt ({e})", str(p)) from None
+    try:
+        return read_xspace(data)
+    except XSpaceError as e:
+        raise TraceError(f"not a valid XSpace protobuf, truncated or corrupt ({e})", str(p)) from None
 
 
 def _spans(prof: Profile, plane: str, line) -> None:
