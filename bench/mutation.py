@@ -119,14 +119,36 @@ def run(package: str, mutmut: list[str], keep: bool = False) -> dict:
               "killed": killed, "survived": len(survived), "states": other,
               "score": killed / ran if ran else None, "seconds": round(seconds),
               "exit": done.returncode, "tail": done.stdout[-400:] + done.stderr[-400:]}
-    diffs = {}
-    for name in survived:
-        diffs[name] = subprocess.run([*mutmut, "show", name], cwd=repo, capture_output=True,
-                                     text=True).stdout
+    diffs = _diffs(repo, mutmut, survived)
     _write(record, diffs)
     if not keep:
         shutil.rmtree(work, ignore_errors=True)
     return record
+
+
+_DIFFS = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+out = {}
+for name in json.load(sys.stdin):
+    try:
+        out[name] = get_diff_for_mutant(name)
+    except Exception as e:  # (a mutant mutmut cannot show: say so in its place)
+        out[name] = f"(no diff: {e})"
+print(json.dumps(out))
+"""
+
+
+def _diffs(repo: Path, mutmut: list[str], names: list[str]) -> dict[str, str]:
+    """Each survivor's diff, in one process of mutmut's own Python (`mutmut show` per
+    mutant costs a second each)."""
+    python = Path(shutil.which(mutmut[0]) or mutmut[0]).parent / "python"
+    done = subprocess.run([str(python if python.exists() else sys.executable), "-c", _DIFFS],
+                          cwd=repo, input=json.dumps(names), capture_output=True, text=True)
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return {n: f"(no diff: {done.stderr.strip()[-200:]})" for n in names}
 
 
 def _write(record: dict, diffs: dict[str, str]) -> None:
