@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURES
+from conftest import CORPUS, FIXTURES
 from typer.testing import CliRunner
 
 import hloscope
@@ -85,3 +85,25 @@ def test_ops_without_an_op_name_are_not_called_forward():
             {"op_name": "jit(f)/dot_general", "source": "", "seconds": 3.0, "flops": 0.0, "bytes": 0.0}]
     groups = {g["key"]: g["seconds"] for g in group(rows, "pass")["groups"]}
     assert groups == {"forward": 3.0, "(no op_name)": 1.0}
+
+
+def test_a_dump_without_metadata_says_why_it_is_one_group():
+    """The corpus's Llama 3.1 8B benchmark dump carries no op_name at all: --by layer (or
+    scope, pass) gives one group, and says that is for want of metadata; the 16-layer
+    fixture, which has it, gets no such note."""
+    from hloscope.cost.aggregate import group
+
+    bare = [{"op_name": "", "source": "", "seconds": 1.0, "flops": 0.0, "bytes": 0.0}] * 3
+    for by in ("scope", "layer", "pass"):
+        b = group(bare, by)
+        assert len(b["groups"]) == 1 and "without metadata" in b["note"] and f"by {by}" in b["note"]
+    assert "source line" in group(bare, "source")["note"]
+    named = [dict(bare[0], op_name="jit(f)/layer_0/dot_general")] + bare[1:]
+    assert "note" not in group(named, "layer")
+    res = CliRunner().invoke(app, ["roofline", str(FIXTURES / "tpu" / "train_16_layers_v5e.hlo.txt"),
+                                   "--by", "layer"])
+    assert res.exit_code == 0 and "without metadata" not in res.output
+    llama = CORPUS / "xla-benchmark-hlo" / "hlo_llama31_8b_bf16_1x8.hlo"
+    if llama.exists():
+        res = CliRunner().invoke(app, ["roofline", str(llama), "--by", "layer"])
+        assert res.exit_code == 0 and "note: no op carries its op_name" in res.output

@@ -104,7 +104,13 @@ def group(rows: list[dict], by: str, loops: dict[str, tuple[str, int]] | None = 
     groups = [{"key": k, **v, "share": v["seconds"] / total["seconds"] if total["seconds"] else 0.0}
               for k, v in sums.items()]
     groups.sort(key=_order(by))
-    return {"by": by, "total": total, "groups": groups}
+    out = {"by": by, "total": total, "groups": groups}
+    field = "source" if by == "source" else "op_name"
+    if rows and not any(r.get(field) for r in rows):
+        out["note"] = (f"no op carries its {'source line' if by == 'source' else 'op_name'} "
+                       "(the dump was written without metadata): the ops cannot be told apart "
+                       f"by {by}; dump the module with its metadata (XLA keeps it by default)")
+    return out
 
 
 def _key(by: str, r: dict, step: str, scopes: list[str], loops: dict) -> str:

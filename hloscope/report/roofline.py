@@ -94,6 +94,8 @@ def breakdown_lines(b: dict, top: int, what: str) -> list[str]:
     """A `--by` table (hloscope.cost.aggregate.group): time, share, forward/backward per group."""
     total = b["total"]
     out = [f"  by {b['by']}: {_t(total['seconds'])} of {what} time over {total['ops']} op(s)"]
+    if b.get("note"):
+        out.append(f"  note: {b['note']}")
     groups = b["groups"]
     if top <= 0:
         shown = groups
