@@ -53,7 +53,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                                       "tests/test_diff.py", "tests/test_diff_parts.py",
                                       "tests/test_guards.py", "tests/test_lint_engine.py",
                                       "tests/test_sarif_strict.py", "tests/test_lint_text.py",
-                                      "tests/test_roofline_text.py",
+                                      "tests/test_roofline_text.py", "tests/test_report_parts.py",
                                       "tests/test_memory.py",
                                       "tests/test_sharding.py", "tests/test_step.py",
                                       "tests/test_tpu_profile.py", "tests/test_trace.py",
