@@ -1,0 +1,64 @@
+"""The step estimate's sums over loops and its identity fields (the mutation run of the
+sharding package found them untested): every op counts once per trip, collectives inside a
+scanned body count per trip, and the record names its module, chip and stage caveat."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FIXTURES
+
+from hloscope.cost.resolve import resolve_chip
+from hloscope.cost.roofline import roofline
+from hloscope.parser import load
+from hloscope.sharding.step import estimate
+
+
+def _step(path, chip=None):
+    (m,) = load(path)
+    c = resolve_chip(m, chip).chip
+    r = roofline(m, c)
+    return m, c, r, estimate(m, c, r)
+
+
+def test_a_loop_bodys_ops_count_every_trip():
+    """scan_cpu: no collective, so the ops' time is the roofline's trip-counted total."""
+    m, c, r, s = _step(FIXTURES / "cpu" / "scan_cpu.hlo.txt")
+    assert any(row.times == 6 for row in r.rows)
+    assert s.ops_seconds == pytest.approx(sum(row.t_bound * row.times for row in r.rows), rel=1e-12)
+    assert s.ops_seconds > sum(row.t_bound for row in r.rows)  # (once each would be less)
+    assert s.step_seconds == pytest.approx(s.ops_seconds)
+    assert (s.module, s.chip, s.platform) == (m.name, c.key, c.platform)
+    assert s.peak_flops == c.peak_flops("bf16") and s.caveat is None
+
+
+def test_collectives_in_a_scanned_body_count_every_trip():
+    """The sharded scan train step on 8 v5p chips: its gradient all-reduces run inside the
+    4-layer scan, 4 times a step."""
+    m, c, r, s = _step(FIXTURES / "zoo" / "transformer_sharded_scan_train_v5p8.hlo.txt", "v5p")
+    looped = [x for x in s.collectives if x.times == 4]
+    assert looped and all(x.axis and x.group_size > 1 and x.links == "ICI" for x in s.collectives)
+    assert s.collective_seconds == pytest.approx(sum(x.seconds * x.times for x in s.collectives), rel=1e-12)
+    assert s.hidden_seconds == pytest.approx(sum(x.hidden_seconds * x.times for x in s.collectives), rel=1e-12)
+    assert s.exposed_seconds == pytest.approx(sum(x.exposed_seconds * x.times for x in s.collectives), rel=1e-12)
+    assert s.collective_seconds > sum(x.seconds for x in s.collectives)
+    own = {x.instruction for x in s.collectives}
+    ops = sum(row.t_bound * row.times for row in r.rows if row.instruction not in own)
+    assert s.ops_seconds <= ops + 1e-12  # (the collectives' dones and async copies are apart)
+    assert s.ops_seconds > sum(row.t_bound for row in r.rows if row.instruction not in own) / 4
+    assert s.links == "ICI"
+
+
+def test_a_collectives_own_time_is_its_link_model_and_the_overlap_hides_it():
+    m, c, r, s = _step(FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt", "v5p")
+    for x in s.collectives:
+        assert x.hidden_seconds == pytest.approx(min(x.seconds, x.overlap_seconds))
+        assert x.exposed_seconds == pytest.approx(x.seconds - x.hidden_seconds)
+        assert bool(x.overlapped_by) == (x.overlap_seconds > 0)
+    sync = [x for x in s.collectives if not x.is_async]
+    assert sync and all(x.hidden_seconds == 0 and not x.overlapped_by for x in sync)
+
+
+def test_a_module_before_optimization_carries_the_caveat():
+    m, c, r, s = _step(FIXTURES / "tpu" / "shard_map_v5p.before_optimizations.hlo.txt", "v5p")
+    assert s.caveat and s.caveat.startswith("a before_optimizations module (file name)")
+    assert s.to_dict()["caveat"] == s.caveat and s.to_dict()["step_seconds"] == s.step_seconds
