@@ -64,6 +64,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                                   "tests/test_precision.py", "tests/test_step.py",
                                   "tests/test_numbers.py", "tests/test_gpu_cost.py",
                                   "tests/test_breakdown.py", "tests/test_chip.py",
+                                  "tests/test_trace.py", "tests/test_xprof_tables.py",
+                                  "tests/test_diff_parts.py", "tests/test_step_parts.py",
                                   "tests/test_guards.py"]),
     "rules": (["hloscope/rules/"], ["tests/test_rules.py", "tests/test_gpu_rules.py",
                                     "tests/test_findings.py", "tests/test_lint_engine.py",
