@@ -66,7 +66,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                                   "tests/test_breakdown.py", "tests/test_chip.py",
                                   "tests/test_trace.py", "tests/test_xprof_tables.py",
                                   "tests/test_diff_parts.py", "tests/test_step_parts.py",
-                                  "tests/test_cost_parts.py",
+                                  "tests/test_cost_parts.py", "tests/test_sharing_parts.py",
                                   "tests/test_guards.py"]),
     "rules": (["hloscope/rules/"], ["tests/test_rules.py", "tests/test_gpu_rules.py",
                                     "tests/test_findings.py", "tests/test_lint_engine.py",

@@ -17,7 +17,7 @@ from hloscope.ir.shape import per_shape
 UPDATES = frozenset({"dynamic-update-slice", "scatter"})
 _ELEMENTWISE = ELEMENTWISE | TRANSCENDENTAL
 _SHARE_OPS = _ELEMENTWISE | {"all-reduce"}
-_INSIDE = _ELEMENTWISE | {"bitcast", "copy"}
+_INSIDE = _ELEMENTWISE | {"copy"}  # (XLA's IsElementwiseOnOperand: a bitcast is not)
 
 
 def shareable_operands(instr: Instruction, operands: list[Instruction], module: Module) -> list[int]:
@@ -27,12 +27,13 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
     dims = instr.shape.dims if instr.shape.is_array else None
     if dims is None:
         return []
-    backend = [k for k in backend_aliases(instr).get(0, ()) if k < len(operands)]
+    if instr.may_contain('"aliasing_operands"'):
+        # the TPU compiler states, op by op, which operands the result may be written
+        # into (its buffer assignment follows that list, empty or not)
+        return [k for k in backend_aliases(instr).get(0, ()) if k < len(operands)]
     same = [k for k, o in enumerate(operands) if o.shape.is_array and o.shape.dims == dims]
     if instr.opcode in _SHARE_OPS:
-        return sorted(set(same) | set(backend))
-    if backend:
-        return backend
+        return same
     if instr.opcode != "fusion" or not same or not instr.called_computations:
         return []
     kind = str(instr.attr("kind") or "")
@@ -41,18 +42,29 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
     callee = module.by_name.get(instr.called_computations[0])
     if callee is None:
         return []
-    params = {int(p.attr("parameter_number") or 0): p for p in callee.instructions if p.opcode == "parameter"}
+    params = {p.parameter_number: p for p in callee.instructions if p.opcode == "parameter"}
     users: dict[str, list[Instruction]] = {}
     for i in callee.instructions:
         for o in i.operands:
             users.setdefault(o, []).append(i)
-    out = []
-    for k in same:
-        p = params.get(k)
-        if p is not None and users.get(p.name) and all(
-                u.opcode in _INSIDE and u.shape.is_array and u.shape.dims == dims for u in users[p.name]):
-            out.append(k)
-    return out
+    return [k for k in same if k in params and _elementwise_uses(params[k], users, dims)]
+
+
+def _elementwise_uses(param: Instruction, users: dict[str, list[Instruction]], dims) -> bool:
+    """XLA's AreTransitiveUsesElementwiseOrTuple: every use of the fused parameter, and
+    every use of those, down to the root, is elementwise (of its shape) or a tuple."""
+    seen, stack = {param.name}, [param]
+    if not users.get(param.name):
+        return False
+    while stack:
+        for u in users.get(stack.pop().name, ()):
+            if u.opcode != "tuple" and not (u.opcode in _INSIDE and u.shape.is_array
+                                            and u.shape.dims == dims):
+                return False
+            if u.name not in seen:
+                seen.add(u.name)
+                stack.append(u)
+    return True
 
 
 _ALIASING_GROUP = re.compile(r'\{"indices":\[([^\]]*)\]\}')
@@ -104,7 +116,7 @@ def in_place(instr: Instruction, module: Module) -> list[tuple[int, int]]:
             continue
         target = _through_bitcasts(callee, callee.by_name.get(out.operands[0]))
         if target is not None and target.opcode == "parameter":
-            pairs.append((offsets[e], int(target.attr("parameter_number") or 0)))
+            pairs.append((offsets[e], target.parameter_number or 0))
     return pairs
 
 

@@ -95,5 +95,5 @@ def _entry_parameter(ctx: RuleContext, instr: Instruction) -> int | None:
             break
         source = comp.by_name.get(source.operands[0])
     if source is not None and source.opcode == "parameter":
-        return int(source.attr("parameter_number") or 0)
+        return source.parameter_number
     return None

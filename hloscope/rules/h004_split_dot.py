@@ -59,7 +59,7 @@ def _role(module, comp, user: Instruction, operand: str) -> tuple | None:
         return None
     number = user.operands.index(operand)
     param = next((i for i in callee.instructions if i.opcode == "parameter"
-                  and int(i.attr("parameter_number") or 0) == number), None)
+                  and i.parameter_number == number), None)
     if param is None:
         return None
     users: dict[str, list[Instruction]] = defaultdict(list)
