@@ -48,7 +48,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                                       "tests/test_guards.py"]),
     "sharding": (["hloscope/sharding/"], ["tests/test_sharding.py", "tests/test_step.py",
                                           "tests/test_step_parts.py", "tests/test_mesh_parts.py",
-                                          "tests/test_links_parts.py",
+                                          "tests/test_links_parts.py", "tests/test_collectives_parts.py",
                                           "tests/test_links.py", "tests/test_tpu_profile.py",
                                           "tests/test_gpu_capture.py", "tests/test_guards.py"]),
     "report": (["hloscope/report/"], ["tests/test_cli.py", "tests/test_findings.py",

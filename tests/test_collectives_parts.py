@@ -1,0 +1,73 @@
+"""Logical collectives where the replica groups do not say everything (the mutation run
+found these paths untested): an all-gather or reduce-scatter with empty replica_groups whose
+shapes imply the group size, a collective-permute's pairs, the default of every device, and
+an all-reduce over a parameter whose global shape is the parameter's. Modules are
+HAND-WRITTEN minimal ones (num_partitions=8); the expected groups and bytes are worked by
+hand from XLA's semantics."""
+
+from __future__ import annotations
+
+from hloscope.cost.chips import get_chip
+from hloscope.parser import parse
+from hloscope.sharding import analyze
+
+MODULE = """// HAND-WRITTEN minimal module: collectives whose groups the shapes or pairs imply
+HloModule m, num_partitions=8
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[256]{0} parameter(0)
+  gathered = f32[1024]{0} all-gather(p), channel_id=1, replica_groups={}, dimensions={0}, use_global_device_ids=true
+  scattered = f32[128]{0} reduce-scatter(p), channel_id=2, replica_groups={}, dimensions={0}, to_apply=sum
+  everyone = f32[256]{0} all-reduce(p), channel_id=3, replica_groups={}, to_apply=sum
+  moved = f32[256]{0} collective-permute(p), channel_id=4, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  ROOT t = (f32[1024]{0}, f32[128]{0}, f32[256]{0}, f32[256]{0}) tuple(gathered, scattered, everyone, moved)
+}
+"""
+
+
+def _collectives():
+    (m,) = parse(MODULE, "m")
+    mesh, cs = analyze(m, get_chip("tpu-v5p"))
+    return mesh, {c.instruction: c for c in cs}
+
+
+def test_an_all_gather_without_groups_takes_its_size_from_its_shapes():
+    mesh, cs = _collectives()
+    assert mesh.devices == 8
+    g = cs["gathered"]
+    # 256 -> 1024 elements: 4 participants, so two groups of 4 consecutive devices
+    assert (g.group_size, g.num_groups) == (4, 2)
+    assert g.groups == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    # each device receives the 3 quarters it lacks: 3/4 of 1024 f32
+    assert g.moved_bytes == 3 / 4 * 1024 * 4
+
+
+def test_a_reduce_scatter_without_groups_takes_its_size_from_its_shapes():
+    _, cs = _collectives()
+    r = cs["scattered"]
+    assert (r.opcode, r.group_size, r.num_groups) == ("reduce-scatter", 2, 4)
+    assert r.groups == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert r.moved_bytes == 1 / 2 * 256 * 4  # (n-1)/n of the operand
+
+
+def test_an_all_reduce_without_groups_spans_every_device():
+    _, cs = _collectives()
+    a = cs["everyone"]
+    assert (a.group_size, a.num_groups) == (8, 1) and a.groups == [list(range(8))]
+    assert a.moved_bytes == 2 * 7 / 8 * 256 * 4  # twice (n-1)/n, as a ring all-reduce does
+    assert a.global_shape.startswith("f32[256]")  # (its only source is the parameter)
+
+
+def test_a_permute_is_its_pairs():
+    _, cs = _collectives()
+    c = cs["moved"]
+    assert (c.opcode, c.axis, c.group_size, c.num_groups) == ("collective-permute", "permute", 4, 1)
+    assert sorted(map(tuple, c.groups)) == [(0, 1), (1, 2), (2, 3), (3, 0)]
+    assert c.moved_bytes == 256 * 4
+    assert not c.is_async and c.done is None
