@@ -88,3 +88,19 @@ def test_a_python_file_or_plain_text_is_refused_as_not_hlo(tmp_path):
     plain.write_text("hello world\n")
     res = CliRunner().invoke(app, ["lint", str(plain)])  # (to the parser: XLA takes bare computations)
     assert res.exit_code == 2 and "notes.txt:1:7: error:" in res.output and "Traceback" not in res.output
+
+
+def test_a_kernel_lowered_by_the_lowest_jax_of_the_range_decodes():
+    """fixtures/inputs/scale_kernel_jax080.mlir: a Pallas kernel jax 0.8.0 lowered
+    (fixtures/lowest_jax.py): this environment's jaxlib reads its Mosaic bytecode, and the
+    summary is the kernel's as written: a 2-step grid of (512, 128) f32 blocks."""
+    from hloscope.mlir.kernels import kernels
+    from hloscope.parser import load
+
+    path = FIXTURES / "inputs" / "scale_kernel_jax080.mlir"
+    assert "TUzvUgFNTElSMjI" in path.read_text()  # the body: MLIR bytecode of MLIR 22 (jax 0.8)
+    (m,) = load(path)
+    (k,) = [k for k in kernels(m) if k.target == "tpu_custom_call"]
+    assert k.summary is not None, k.error
+    assert list(k.summary.grid) == [2]
+    assert [(b.role, list(b.block)) for b in k.summary.operands] == [("input", [512, 128]), ("output", [512, 128])]
