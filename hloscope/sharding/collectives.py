@@ -200,7 +200,7 @@ def global_shape(param: Instruction) -> Shape:
     return Shape(shape.element_type, tuple(d * t for d, t in zip(shape.dims, tiles)), shape.dynamic)
 
 
-class _Positions:
+class Positions:
     """Each computation's instruction positions and users, built once per computation."""
 
     def __init__(self) -> None:
@@ -224,8 +224,8 @@ class _Positions:
 
 
 def _between(comp: Computation, start: Instruction, done: Instruction, model: CostModel,
-             positions: _Positions | None = None) -> tuple[int, float]:
-    pos = (positions or _Positions()).of(comp)
+             positions: Positions | None = None) -> tuple[int, float]:
+    pos = (positions or Positions()).of(comp)
     a, b = pos[start.name], pos[done.name]
     count, flops = 0, 0.0
     for instr in comp.instructions[a + 1 : b]:
@@ -237,7 +237,7 @@ def _between(comp: Computation, start: Instruction, done: Instruction, model: Co
 
 
 def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostModel,
-                   positions: _Positions) -> tuple[int, float]:
+                   positions: Positions) -> tuple[int, float]:
     """What runs between a chain's first and last fusion (its continuations included)."""
     if len(fusions) < 2:
         return 0, 0.0
@@ -249,7 +249,7 @@ def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostMod
 
 
 def _scattered_by(module: Module, comp: Computation, instr: Instruction, n: int,
-                  positions: _Positions) -> str:
+                  positions: Positions) -> str:
     """The user that keeps 1/n of an all-reduce's result (a dynamic-slice, or a fusion rooted
     in one): TPU compiles a reduce-scatter so, and fuses the pair into one reduce-scatter
     (XProf's "all-reduce-scatter fusion"); "" otherwise."""
@@ -328,7 +328,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     collectives: list[Collective] = []
     factors_seen: list[tuple[int, int]] = []
     source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
-    positions = _Positions()
+    positions = Positions()
     sizes: dict[tuple, tuple[int, int, float, str]] = {}  # (by shape ids: the module keeps them)
     for comp, instr, op in found:
         groups, rg = read_groups[id(instr)]

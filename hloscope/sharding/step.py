@@ -14,8 +14,9 @@ The model, per device (an SPMD module after partitioning is one device's program
   scheduled between its start and its done (a chain's continuation fusions included), up to
   that compute's time: exposed = max(0, collective - overlapped compute);
 - an async copy (copy-start -> copy-done: a DMA between HBM and on-chip memory, or a
-  prefetch) takes its start's roofline time, the done's none, and is hidden the same way by the compute scheduled between its start and done;
-  only what that compute does not cover is added (`copies_exposed_seconds`);
+  prefetch) takes its start's roofline time, the done's none, and is hidden the same way by
+  the compute scheduled between its start and done; only what that compute does not cover is
+  added (`copies_exposed_seconds`);
 - step = ops + exposed communication + exposed copies; MFU = the module's FLOPs / (step x the chip's bf16 peak).
 It ignores contention between overlapped compute and collectives for HBM, latency terms and
 multi-axis collectives (each runs on one axis's links), so it is a lower bound of the step.
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field, fields
 from hloscope.cost.chips import Chip
 from hloscope.cost.roofline import Report, Row
 from hloscope.ir import Module
-from hloscope.sharding.collectives import Collective
+from hloscope.sharding.collectives import Collective, Positions
 
 
 @dataclass
@@ -104,23 +105,25 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
                    caveat=stage_caveat(module), platform=chip.platform)
     words = sorted({c.links for c in collectives if c.links})
     out.links = " and ".join(words)
-    copies = _async_copies(module, rows)
+    positions = Positions()  # (each computation's order and users, built once)
+    copies = _async_copies(module, rows, positions)
     for start, done in copies:
         own.update((start, done))
     out.ops_seconds = sum(r.t_bound * r.times for key, r in rows.items() if key not in own)
-    order = _Order(module)
     for start, done in copies:
         r = rows[start]
         seconds = r.t_bound  # (the start's DMA moves the data; XLA's cost_analysis also
         # counts the done's result as accessed, which the roofline's bytes keep)
-        overlap = sum(x.t_bound for x in order.between(start[0], start[1], done[1], rows, own))
+        between = _rows_between(module, positions, start[0], start[1], done[1], rows, own)
+        overlap = sum(x.t_bound for x in between)
         out.copies_seconds += seconds * r.times
         out.copies_exposed_seconds += max(0.0, seconds - overlap) * r.times
     for c in collectives:
         times = times_of.get(c.computation, 1)
         mine = [rows[k] for k in ((c.computation, c.instruction), (c.computation, c.done or "")) if k in rows]
         seconds = c.est_seconds if c.est_seconds is not None else sum(r.t_bound for r in mine)
-        between = order.between(c.computation, c.instruction, c.done, rows, own) if c.is_async and c.done else []
+        between = (_rows_between(module, positions, c.computation, c.instruction, c.done, rows, own)
+                   if c.is_async and c.done else [])
         overlap = sum(r.t_bound for r in between)
         hidden = min(seconds, overlap)
         out.collectives.append(CollectiveTime(
@@ -146,43 +149,29 @@ def stage_caveat(module: Module) -> str | None:
             "indicative only (cost the after_optimizations dump)")
 
 
-class _Order:
-    """Instruction order per computation, built once per step estimate (a dump holds a
-    thousand async copies and collectives; each used to list its computation again)."""
-
-    def __init__(self, module: Module) -> None:
-        self.module = module
-        self._names: dict[str, tuple[list[str], dict[str, int]]] = {}
-
-    def between(self, computation: str, first: str, last: str | None, rows: dict, own: set) -> list[Row]:
-        """The rows of the ops scheduled strictly between `first` and `last`."""
-        comp = self.module.by_name.get(computation)
-        if comp is None or not last:
-            return []
-        if computation not in self._names:
-            names = [i.name for i in comp.instructions]
-            self._names[computation] = (names, {n: k for k, n in enumerate(names)})
-        names, at = self._names[computation]
-        if first not in at or last not in at:
-            return []
-        return [rows[(computation, n)] for n in names[at[first] + 1:at[last]]
-                if (computation, n) in rows and (computation, n) not in own]
+def _rows_between(module: Module, positions: Positions, computation: str, first: str,
+                  last: str | None, rows: dict, own: set) -> list[Row]:
+    """The rows of the ops scheduled strictly between `first` and `last`."""
+    comp = module.by_name.get(computation)
+    if comp is None or not last:
+        return []
+    pos = positions.of(comp)
+    if first not in pos or last not in pos:
+        return []
+    return [rows[(computation, i.name)] for i in comp.instructions[pos[first] + 1:pos[last]]
+            if (computation, i.name) in rows and (computation, i.name) not in own]
 
 
-def _async_copies(module: Module, rows: dict) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+def _async_copies(module: Module, rows: dict,
+                  positions: Positions) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     """(start, done) row keys of each copy-start and the copy-done that takes it."""
-    starts: dict[str, list[str]] = {}
-    for comp_name, name in rows:
-        if rows[(comp_name, name)].opcode == "copy-start":
-            starts.setdefault(comp_name, []).append(name)
     out = []
-    for comp_name, names in starts.items():
-        comp = module.by_name.get(comp_name)
-        if comp is None:
-            continue
-        done_of = {i.operands[0]: i.name for i in comp.instructions
-                   if i.opcode == "copy-done" and i.operands}
-        out.extend(((comp_name, n), (comp_name, done_of[n])) for n in names if n in done_of)
+    for (comp_name, name), r in rows.items():
+        comp = module.by_name.get(comp_name) if r.opcode == "copy-start" else None
+        done = next((u.name for u in positions.users_of(comp, name) if u.opcode == "copy-done"),
+                    None) if comp is not None else None
+        if done is not None:
+            out.append(((comp_name, name), (comp_name, done)))
     return out
 
 
