@@ -21,7 +21,7 @@ PACKAGE = ROOT / "hloscope"
 # ARCHITECTURE.md's layers, lowest first: a package may import its own layer (without
 # cycles) and the layers below, never one above.
 LAYERS = [
-    {"_version", "resources", "units", "_speed"},
+    {"_version", "resources", "units", "protowire", "_speed"},
     {"ir", "cache"},
     {"parser"},
     {"graph", "cost", "stage", "source", "dumpdir", "passes", "flags"},

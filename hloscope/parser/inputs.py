@@ -16,44 +16,12 @@ _MLIR = re.compile(r"^\s*(?://[^\n]*\n\s*)*(?:#loc\w*\s*=[^\n]*\n\s*)*module\b(?
                    re.M)
 
 
-def _varint(data: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if i >= len(data) or shift > 63:
-            raise ValueError("truncated varint")
-        b = data[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, i
-        shift += 7
-
-
 def proto_fields(data: bytes) -> dict[int, bytes]:
     """The length-delimited top-level fields of a protobuf message (the last of each
-    number); ValueError when the bytes are not a well-formed message."""
-    out: dict[int, bytes] = {}
-    i = 0
-    while i < len(data):
-        key, i = _varint(data, i)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            _, i = _varint(data, i)
-        elif wire == 1:
-            i += 8
-        elif wire == 2:
-            size, i = _varint(data, i)
-            if i + size > len(data):
-                raise ValueError("truncated field")
-            out[number] = data[i : i + size]
-            i += size
-        elif wire == 5:
-            i += 4
-        else:
-            raise ValueError(f"wire type {wire}")
-        if number == 0:
-            raise ValueError("field number 0")
-    return out
+    number); ValueError (protowire.WireError) when the bytes are not a well-formed message."""
+    from hloscope.protowire import fields
+
+    return {number: data[v[0]:v[1]] for number, wire, v in fields(data) if wire == 2}
 
 
 def hlo_proto_text(data: bytes) -> str | None:

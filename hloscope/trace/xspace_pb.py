@@ -15,6 +15,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from hloscope.protowire import WireError
+from hloscope.protowire import fields as _fields
+
 _DOUBLE = struct.Struct("<d")
 
 
@@ -41,50 +44,6 @@ class Plane:
     name: str
     stats: list[tuple[str, object]] = field(default_factory=list)
     lines: list[Line] = field(default_factory=list)
-
-
-def _fields(buf: bytes, start: int, end: int):
-    """(field number, wire type, value) of a message's fields: an int for varints and
-    fixed64 (raw bytes for the latter), (start, end) for length-delimited ones."""
-    i = start
-    while i < end:
-        key, i = _varint(buf, i)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = _varint(buf, i)
-        elif wire == 2:
-            n, i = _varint(buf, i)
-            if i + n > end:
-                raise XSpaceError("a field runs past its message (truncated file?)")
-            value = (i, i + n)
-            i += n
-        elif wire == 1:
-            value = buf[i:i + 8]
-            i += 8
-        elif wire == 5:
-            value = buf[i:i + 4]
-            i += 4
-        else:
-            raise XSpaceError(f"wire type {wire} is not one protobuf writes (not an XSpace?)")
-        if i > end:
-            raise XSpaceError("a field runs past its message (truncated file?)")
-        yield number, wire, value
-
-
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
-    b = buf[i]
-    if b < 0x80:  # (most: one byte)
-        return b, i + 1
-    result, shift = 0, 0
-    while True:
-        if i >= len(buf) or shift > 63:
-            raise XSpaceError("a varint runs past the end (truncated file?)")
-        b = buf[i]
-        result |= (b & 0x7F) << shift
-        i += 1
-        if b < 0x80:
-            return result, i
-        shift += 7
 
 
 def _signed(v: int) -> int:
@@ -179,7 +138,7 @@ def read_xspace(data: bytes) -> list[Plane]:
     try:
         return [_plane(data, v) for number, wire, v in _fields(data, 0, len(data))
                 if number == 1 and wire == 2]
-    except IndexError:
-        raise XSpaceError("the file ends inside a field (truncated file?)") from None
+    except WireError as e:
+        raise XSpaceError(str(e)) from None
     except struct.error:
         raise XSpaceError("a double stat is cut short (truncated file?)") from None
