@@ -38,6 +38,7 @@ class Chip:
     nic_bandwidth: float | None = None  # GPUs: scale-out network per GPU, bytes/s each way
     link_latency_s: float | None = None  # GPUs: fixed cost of one collective step (alpha)
     tuple_table_alignment: int | None = None  # TPUs: the unit an output tuple's table takes
+    op_floor_s: float | None = None  # measured: what an op of a scheduled program takes however small
 
     @property
     def platform(self) -> str:

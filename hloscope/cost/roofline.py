@@ -37,15 +37,24 @@ class Row:
     cost_source: str = ""  # custom calls: "cost_estimate" (the kernel's own) or "kernel body" (derived)
     op_name: str = ""  # the JAX op it came from
     source: str = ""  # file:line (function) in the user's program
+    t_floor: float = 0.0  # what the op takes however small (the chip's measured op_floor_s)
 
     @property
     def t_bound(self) -> float:
+        """The roofline: a lower bound on the op's time."""
         return max(self.t_compute, self.t_memory)
+
+    @property
+    def t_estimate(self) -> float:
+        """The op's estimated time: its bound, or the chip's per-op floor where that is more."""
+        return max(self.t_compute, self.t_memory, self.t_floor)
 
     def to_dict(self) -> dict:
         # (every field is a plain value: asdict's recursive deep copy, per op of a 40,000-op
         # dump, took as long as the whole roofline)
-        return dict(zip(_ROW_FIELDS, _row_values(self)))
+        out = dict(zip(_ROW_FIELDS, _row_values(self)))
+        out["t_estimate"] = self.t_estimate
+        return out
 
 
 _ROW_FIELDS = tuple(f.name for f in fields(Row))
@@ -72,6 +81,7 @@ class Report:
             "t_compute": t_compute,
             "t_memory": t_memory,
             "t_roofline": sum(r.t_bound * r.times for r in self.rows),
+            "t_estimate": sum(r.t_estimate * r.times for r in self.rows),
             "unknown_trip_counts": self.unknown_trip_counts,
             "unknown_cost": [{"instruction": name, "reason": why}
                              for name, why in dict(self.totals.unknown).items()],
@@ -160,6 +170,7 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=
     report = Report(module.name, chip)
     report.totals = model.module_cost()
     report.unknown_trip_counts = sorted(set(report.totals.unknown_trip_counts))
+    floor = op_floor(module, chip)
     for comp_name, times in _executed(model, module):
         for instr in module[comp_name].instructions:
             if instr.opcode in FREE or instr.opcode in ("while", "call", "conditional"):
@@ -180,8 +191,31 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=
                 unknown_cost="; ".join(f"%{n}: {why}" for n, why in c.unknown) or None,
                 op_name=src.op_name, source=src.location,
                 cost_source=_cost_source(model, instr),
+                t_floor=floor if _runs_alone(instr.opcode) else 0.0,
             ))
     return report
+
+
+def op_floor(module: Module, chip: Chip) -> float:
+    """The chip's per-op floor where the module is a scheduled program (after optimizations);
+    0 before: the ops of a pre-optimization module are fused later, not run one by one."""
+    if not chip.op_floor_s:
+        return 0.0
+    from hloscope.stage import detect_stage
+
+    return chip.op_floor_s if detect_stage(module).optimized else 0.0
+
+
+_WAITS = ("-start", "-done", "-update")  # async halves: the work is the pair's, timed apart
+_COLLECTIVES = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                          "collective-permute", "collective-broadcast", "ragged-all-to-all",
+                          "send", "recv"})
+
+
+def _runs_alone(opcode: str) -> bool:
+    """Whether an op is a kernel of its own that the per-op floor applies to (collectives are
+    timed by the sharding model, async halves by their pair)."""
+    return not opcode.endswith(_WAITS) and opcode not in _COLLECTIVES
 
 
 def op_times(model: CostModel, chip: Chip, instr: Instruction, cost: Cost | None = None) -> tuple[float, float]:

@@ -64,6 +64,9 @@ def _step_lines(step: dict, top: int = 0) -> list[str]:
     out = [f"  step (estimate): {_t(step['step_seconds'])} = ops {_t(step['ops_seconds'])} + exposed "
            f"communication {_t(step['exposed_seconds'])}{copies}"
            + (f"; MFU {step['mfu']:.1%} of {step['peak_flops'] / 1e12:.3g} TFLOP/s" if step["mfu"] else "")]
+    if step.get("floor_seconds"):
+        out.append(f"  ops include {_t(step['floor_seconds'])} of per-op floor: ops whose roofline is "
+                   f"under the {_t(step['op_floor_seconds'])} an op of this chip measures however small")
     if step.get("caveat"):
         out.append(f"  caveat: {step['caveat']}")
     cs = step["collectives"]

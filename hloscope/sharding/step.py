@@ -63,7 +63,8 @@ _TIME_FIELDS = tuple(f.name for f in fields(CollectiveTime))
 class StepTime:
     module: str
     chip: str
-    ops_seconds: float = 0.0  # every op but the collectives and async copies, at its roofline time
+    ops_seconds: float = 0.0  # every op but the collectives and async copies (Row.t_estimate)
+    floor_seconds: float = 0.0  # ... of which the chip's per-op floor adds (ops under it)
     copies_seconds: float = 0.0  # async copies (copy-start -> copy-done), their own time
     copies_exposed_seconds: float = 0.0  # ... the part the compute between does not hide
     collective_seconds: float = 0.0
@@ -75,6 +76,7 @@ class StepTime:
     caveat: str | None = None  # why the estimate is indicative (a pre-optimization module)
     platform: str = ""  # the chip's platform
     links: str = ""  # what its collectives run over, in words (sharding.links)
+    op_floor_seconds: float = 0.0  # the chip's per-op floor applied (0: none, or a module before optimization)
 
     @property
     def step_seconds(self) -> float:
@@ -109,13 +111,16 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
     copies = _async_copies(module, rows, positions)
     for start, done in copies:
         own.update((start, done))
-    out.ops_seconds = sum(r.t_bound * r.times for key, r in rows.items() if key not in own)
+    ops = [r for key, r in rows.items() if key not in own]
+    out.ops_seconds = sum(r.t_estimate * r.times for r in ops)
+    out.floor_seconds = sum((r.t_estimate - r.t_bound) * r.times for r in ops)
+    out.op_floor_seconds = max((r.t_floor for r in ops), default=0.0)
     for start, done in copies:
         r = rows[start]
         seconds = r.t_bound  # (the start's DMA moves the data; XLA's cost_analysis also
         # counts the done's result as accessed, which the roofline's bytes keep)
         between = _rows_between(module, positions, start[0], start[1], done[1], rows, own)
-        overlap = sum(x.t_bound for x in between)
+        overlap = sum(x.t_estimate for x in between)
         out.copies_seconds += seconds * r.times
         out.copies_exposed_seconds += max(0.0, seconds - overlap) * r.times
     for c in collectives:
@@ -124,7 +129,7 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
         seconds = c.est_seconds if c.est_seconds is not None else sum(r.t_bound for r in mine)
         between = (_rows_between(module, positions, c.computation, c.instruction, c.done, rows, own)
                    if c.is_async and c.done else [])
-        overlap = sum(r.t_bound for r in between)
+        overlap = sum(r.t_estimate for r in between)
         hidden = min(seconds, overlap)
         out.collectives.append(CollectiveTime(
             instruction=c.instruction, opcode=c.opcode, axis=c.axis, group_size=c.group_size,
