@@ -22,6 +22,29 @@ from conformance import collect, measure, mutants  # noqa: E402
 TARGETS = {"default_accepts": 0.995, "strict_accepts": 0.99, "strict_rejects": 0.90}
 
 
+def parser_tests() -> dict:
+    """The rates over XLA's own parser tests (tests/test_xla_parser_cases.py's collection),
+    leaving out what jaxlib 0.10.2 predates."""
+    from test_xla_parser_cases import CASES
+
+    from hloscope.parser import ParseError, parse
+
+    def accepts(text: str, strict: bool) -> bool:
+        try:
+            parse(text, "case", strict=strict)
+        except ParseError:
+            return False
+        return True
+
+    cases = [(text, verdict) for text, verdict, newer in CASES.values() if not newer]
+    good = [t for t, v in cases if v == "accept"]
+    bad = [t for t, v in cases if v == "reject"]
+    return {"accepted": len(good), "rejected": len(bad),
+            "default": sum(accepts(t, False) for t in good) / len(good),
+            "strict": sum(accepts(t, True) for t in good) / len(good),
+            "strict_rejects": sum(not accepts(t, True) for t in bad) / len(bad)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mutants", type=int, default=3000)
@@ -47,6 +70,10 @@ def main() -> int:
               f"{'PASS' if ok else 'FAIL'}")
     print(f"{'(mutants XLA accepts, default / strict mode)':44} "
           f"{mutated.rates()['default_accepts'] * 100:6.2f}% / {mutated.rates()['strict_accepts'] * 100:.2f}%")
+    xla_tests = parser_tests()
+    print(f"XLA's parser tests (fixtures/xla_tests): XLA accepts {xla_tests['accepted']}, default "
+          f"{xla_tests['default']:.1%}, strict {xla_tests['strict']:.1%}; XLA rejects "
+          f"{xla_tests['rejected']}, strict rejects {xla_tests['strict_rejects']:.1%}")
     for line in real.misses + mutated.misses[:10]:
         print("  miss:", line)
     for line in real.leniencies + mutated.leniencies[:10]:

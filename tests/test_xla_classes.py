@@ -10,6 +10,17 @@ import pytest
 
 from hloscope.parser import ParseError, parse
 
+_INLINE_WHILE = """init = s32[] constant(0)
+  ROOT w = s32[] while(init), condition={
+    p = s32[] parameter(0)
+    c = s32[] constant(5)
+    ROOT lt = pred[] compare(p, c), direction=LT
+  }, body={
+    p = s32[] parameter(0)
+    one = s32[] constant(1)
+    ROOT a = add(p, one)
+  }"""
+
 CASES = {
     # a scalar literal for an array: XLA sets the first element, zeros the rest
     "scalar_literal_for_array": ("ROOT c = f32[3,3] constant(1)", True),
@@ -39,6 +50,14 @@ CASES = {
     "async_chain": ("p = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], s32[]) async-start(p), calls=neg\n"
                     "  u = ((f32[4]), f32[4], s32[]) async-update(s)\n  ROOT d = f32[4] async-done(u)", True),
     "pad_negative": ("p = f32[6] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = pad(p, z), padding=-1_-2", True),
+    # computations written inline over several lines, a shape-less op inside (XLA infers it)
+    "inline_while_over_lines": (_INLINE_WHILE, True),
+    "inline_while_bad_direction": (_INLINE_WHILE.replace("direction=LT", "direction=LQ"), False),
+    # a custom call's literal=: an array literal after its shape, or a tuple of such
+    "custom_call_literal_scalar": ("p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), "
+                                   "custom_call_target=\"foo\", literal=s32[] 7", True),
+    "custom_call_literal_tuple": ("p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), "
+                                  "custom_call_target=\"foo\", literal=(s32[] 1, (f32[2]{0} {1, 2}))", True),
 }
 
 
@@ -77,21 +96,32 @@ def test_the_verdict_and_shape_are_xlas(name, strict):
         return
     (m,) = parse(text, name, strict=strict)
     assert str(m.entry.root.shape) == _root_shape(xla.to_string())
-    assert len(m.entry.instructions) == len(re.findall(r"(?m)^\s+(?:ROOT )?%\S+ = ", xla.to_string()))
+    printed = xla.to_string()
+    entry = printed[printed.index("ENTRY"):]
+    assert len(m.entry.instructions) == len(re.findall(r"(?m)^\s+(?:ROOT )?%\S+ = ", entry))
+    if "={\n" in body:  # computations written inline: XLA prints them as computations of their own
+        assert sum(len(c.instructions) for c in m.computations) == len(
+            re.findall(r"(?m)^\s+(?:ROOT )?%\S+ = ", printed))
 
 
 # XLA refuses these; hloscope's default mode is lenient about them, strict mode refuses them
 STRICT_ONLY = {
-    "attribute_an_add_does_not_take": "p = f32[2] parameter(0)\n  ROOT a = f32[2] add(p, p), dimensions={0}",
+    "attribute_an_add_does_not_take": ("p = f32[2] parameter(0)\n  ROOT a = f32[2] add(p, p), dimensions={0}",
+                                       "unexpected attribute"),
+    # a tuple literal= whose shape is written once before the values (XLA wants one per element)
+    "custom_call_literal_tuple_shape_first": ("p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), "
+                                              "custom_call_target=\"foo\", literal=(s32[], s32[]) (1, 2)",
+                                              "unexpected '\\('"),
 }
 
 
 @pytest.mark.parametrize("name", sorted(STRICT_ONLY))
 def test_strict_refuses_what_xla_refuses(name):
-    text = _module(STRICT_ONLY[name])
+    body, message = STRICT_ONLY[name]
+    text = _module(body)
     assert _xla(text) is None
     parse(text, name)  # (the default mode keeps it)
-    with pytest.raises(ParseError, match="unexpected attribute"):
+    with pytest.raises(ParseError, match=message):
         parse(text, name, strict=True)
 
 

@@ -17,6 +17,10 @@ _FLOAT_MAX = {"f16": (65504.0, 2.0 ** 5), "bf16": (3.3895313892515355e38, 2.0 **
               "f8e3m4": (15.5, 0.5), "f8e4m3fnuz": (240.0, 16.0),
               "f8e5m2fnuz": (57344.0, 2.0 ** 13), "f8e4m3b11fnuz": (30.0, 2.0)}
 _SPECIAL = {"inf", "-inf", "nan", "-nan"}
+# mantissa bits of the types whose NaNs carry a payload (1 .. 2^bits - 1); the f8 types
+# with "fn"/"fnuz" in their names have one NaN and take no payload
+_MANTISSA = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52, "f8e5m2": 2, "f8e4m3": 3, "f8e3m4": 4}
+_COMPONENT = {"c64": "f32", "c128": "f64"}
 
 
 def _int_range(element_type: str) -> tuple[int, int] | None:
@@ -42,6 +46,8 @@ def _value_problem(token: str, element_type: str) -> str | None:
             return f"value {value} is out of range for literal's primitive type {element_type}"
         return None
     limit = _FLOAT_MAX.get(element_type)
+    if limit is not None and "(" in token and token.split("(")[0] in ("nan", "-nan"):
+        return _payload_problem(token, element_type)
     if limit is None or token.split("(")[0] in _SPECIAL:
         return None
     try:
@@ -51,6 +57,18 @@ def _value_problem(token: str, element_type: str) -> str | None:
     largest, spacing = limit
     if abs(value) >= largest + spacing / 2 and abs(value) > largest:
         return f"value {token} is out of range for literal's primitive type {element_type}"
+    return None
+
+
+def _payload_problem(token: str, element_type: str) -> str | None:
+    text = token[token.index("(") + 1:].rstrip(")")
+    try:
+        payload = int(text, 0)
+    except ValueError:
+        return f"expects a NaN payload like nan(0x7f), not {token}"
+    bits = _MANTISSA.get(element_type)
+    if bits is None or not 0 < payload < 1 << bits:
+        return f"tries to set NaN payload {text} to a literal with type {element_type}"
     return None
 
 
@@ -73,9 +91,13 @@ def _payloads_joined(tokens: list[str]) -> list[str]:
 
 def literal_problem(shape: Shape, text: str) -> str | None:
     """Why XLA would reject `text` as a literal of `shape` (None: it would not)."""
-    if not shape.is_array or shape.element_type in ("c64", "c128", "token", "opaque"):
+    if not shape.is_array or shape.element_type in ("token", "opaque"):
         return None
     tokens = _payloads_joined([t for t in _TOKEN.findall(text) if t != ","])
+    component = _COMPONENT.get(shape.element_type)
+    if component is not None:  # (each part of each (real, imaginary) pair in its float type)
+        return next((problem for tok in tokens if tok not in ("{", "}", "(", ")", "...")
+                     for problem in [_value_problem(tok, component)] if problem), None)
     rank = len(shape.dims)
     if rank and len(tokens) == 1 and tokens[0] not in "{}":
         # one value for an array: XLA sets the first element to it and the rest to zero

@@ -100,6 +100,8 @@ def parse(text: str, path: str = "<string>", strict: bool = False) -> list[Modul
     attribute now. Both give the same IR; errors raise ParseError. The cyclic garbage
     collector is paused meanwhile (see hloscope._speed.nogc).
     """
+    if "\r" in text:  # (Windows and old Mac line ends: a `//` comment ends at either, as in XLA)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     with no_cyclic_gc():
         return _parse(text, path, strict)
 

@@ -3,11 +3,13 @@ unknown opcodes (strict mode; the default mode keeps them, and lint warns), asyn
 start/update/done chains that do not match, literals that do not fit their shape or
 element type, operand counts, undefined or later-defined operands, duplicate names, missing called
 computations, several ROOTs, parameter numbering, operand counts of elementwise ops,
-elementwise shape mismatches, tuple indices out of range. Each is a ParseError at the
+elementwise shape mismatches, tuple indices out of range; in strict mode also undefined
+control predecessors and a root whose shape is not its computation's. Each is a ParseError at the
 instruction's location."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container
 
 from hloscope.ir import Computation, Instruction, Module
@@ -20,6 +22,7 @@ from hloscope.ir.opcodes import (
 )
 from hloscope.parser.errors import ParseError, attribute_error
 from hloscope.parser.literals import literal_problem
+from hloscope.parser.wiring import wiring_problem
 
 
 def _error(msg: str, module: Module, instr: Instruction | None, comp: Computation | None,
@@ -47,6 +50,9 @@ def check_module(module: Module, text: str | None, callable_names: Container[str
     if not module.computations and callable_names is None:
         raise _error("expects a computation after the module header (XLA's parser needs one)",
                      module, None, None, text)
+    entries = [c for c in module.computations if c.is_entry]
+    if len(entries) > 1:
+        raise _error("expects only one ENTRY", module, None, entries[1], text)
     names: set[str] = set()
     for comp in module.computations:
         if comp.name in names:
@@ -79,12 +85,14 @@ class _Earlier:
         return name in self.before or (name not in self.own and name in self.others)
 
 
-def _integer_indices(value: str) -> bool:
-    """An aliasing list's shape indices `{0, 1}` and parameter numbers `(0, ...)` are integers."""
-    import re
-
-    return (all(re.fullmatch(r"[\s\d,]*", inner) for inner in re.findall(r"\{([^{}]*)\}", value))
-            and all(n.isdigit() for n in re.findall(r"\(\s*([^,\s)]+)", value)))
+_INDEX = r"\{[\d,\s]*\}"
+_ALIAS = (rf"{_INDEX}\s*:\s*\(\s*\d+\s*,\s*{_INDEX}\s*(?:,\s*(?:may-alias|must-alias)\s*)?\)")
+_DONOR = rf"\(\s*\d+\s*,\s*{_INDEX}\s*\)"
+# the module header's aliasing lists, whole: `{ {out}: (param, {in}[, kind]), ... }`
+_LISTS = {key: re.compile(rf"\{{\s*(?:{item}(?:\s*,\s*{item})*)?\s*\}}")
+          for key, item in (("input_output_alias", _ALIAS), ("buffer_donor", _DONOR))}
+_LIST_FORMS = {"input_output_alias": "{ {output index}: (parameter, {index}[, may-alias|must-alias]), ... }",
+               "buffer_donor": "{ (parameter, {index}), ... }"}
 
 
 def _header(module: Module, text: str | None) -> None:
@@ -93,11 +101,11 @@ def _header(module: Module, text: str | None) -> None:
     from hloscope.parser.fast.compact import accepted
 
     for key, value in module.attrs.items():
-        if key == "input_output_alias" and not _integer_indices(value):
+        if key in _LISTS and not _LISTS[key].fullmatch(value):
             lines = text.split("\n") if text else []
             src = lines[module.line - 1] if 0 < module.line <= len(lines) else None
-            raise ParseError("input_output_alias expects integer indices and parameter numbers",
-                             module.path, module.line, 1, src)
+            raise ParseError(f"{key} expects integer indices and parameter numbers in the form "
+                             f"{_LIST_FORMS[key]}", module.path, module.line, 1, src)
         if accepted(key, value):
             continue  # an untyped value in a form the grammar takes (no tree is read)
         try:
@@ -192,6 +200,10 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                 if key is not None:
                     consistent.add(key)
         seen[name] = instr
+    if strict:
+        found = wiring_problem(comp)
+        if found is not None:
+            raise _Raiser(module, found[0], comp, text)(found[1])
     if params and sorted(params) != list(range(len(params))):
         missing = next(i for i, n in enumerate(sorted(params)) if i != n)
         raise _error(f"{comp.name} has parameters {sorted(params)} but no parameter({missing})",

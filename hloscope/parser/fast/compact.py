@@ -145,7 +145,10 @@ def _window(text: str) -> Window | Any:
                 terminal_regex(t).fullmatch(value) for t in ("INT", "DXD", "PAD")):
             return MISSING
         if key == "pad":
-            fields["pad"] = tuple(tuple(int(x) for x in part.split("_")[:2]) for part in value.split("x"))
+            parts = [part.split("_") for part in value.split("x")]
+            if any(len(part) != 2 for part in parts):
+                return MISSING  # (the grammar's route says why)
+            fields["pad"] = tuple((int(lo), int(hi)) for lo, hi in parts)
         else:
             fields[key] = tuple(int(x) for x in value.split("x"))
     from hloscope.ir.values import Window

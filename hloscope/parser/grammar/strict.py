@@ -109,6 +109,8 @@ class _Builder:
                 value = node.children[1]
                 if key in CALL_KEYS and _inline_computation(value):
                     out[key] = self._inline(value)
+                elif key in CALL_KEYS and _inline_list(value):  # branch_computations={ {..}, {..} }
+                    out[key] = "{" + ", ".join(self._inline(c) for c in _braces(value)) + "}"
                 else:
                     out[key] = self.value(value)
         return out
@@ -119,10 +121,11 @@ class _Builder:
         if not self.positions:
             raise _NeedPositions
         start, end = node.meta.start_pos, node.meta.end_pos
-        # the same lines and columns as in the file: newlines and blanks before it
-        before = self.text.rfind("\n", 0, start) + 1
-        padded = "\n" * self.text.count("\n", 0, start) + " " * max(start - before - 2, 0) + \
-            "_ " + self.text[start:end]
+        # the same offsets, lines and columns as in the file (the builder slices attribute
+        # values out of the file's text by offset): blanks for all before it but newlines
+        # (an attribute value starts after `key=`, so there are always two characters to
+        # put the computation's stand-in name `_` in)
+        padded = _BLANK.sub(" ", self.text[:start - 2]) + "_ " + self.text[start:end]
         tree = lark_parser().parse(padded, start="computation")
         comp = self.computation(tree)
         comp.name = self.unique("_")
@@ -290,6 +293,7 @@ class _Builder:
         parameters in the order they appear (each must give its shape), as XLA builds it."""
         inner = node.children[0] if node.data == "single_instruction" else node
         comp = Computation("_", is_entry=True, line=1)
+        self.names.add(comp.name)  # (its inline computations are `_.1`, `_.2`, ...)
         if inner.data == "instruction":
             instr = self.instruction(inner, comp.name)
         else:  # unnamed_instruction: `f32[4] add(...)`, named after the module
@@ -356,8 +360,26 @@ class _Builder:
         return modules
 
 
+_BLANK = re.compile(r"[^\n]")
+
+
 def _name(node: Tree) -> str:
     return node.children[0].lstrip("%")
+
+
+def _braces(node: Any) -> list[Any]:
+    """The braced items directly inside a braced attribute value."""
+    if isinstance(node, Tree) and node.data == "attr_value" and len(node.children) == 1:
+        node = node.children[0]
+    if not (isinstance(node, Tree) and node.data == "braces"):
+        return []
+    return [c for c in node.children if isinstance(c, Tree) and c.data == "braces"]
+
+
+def _inline_list(node: Any) -> bool:
+    """Whether an attribute value is a list of computations written out: `{ {..}, {..} }`."""
+    items = _braces(node)
+    return bool(items) and all(_inline_computation(c) for c in items)
 
 
 def _inline_computation(node: Any) -> bool:

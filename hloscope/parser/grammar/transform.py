@@ -222,9 +222,10 @@ class ValueBuilder(Transformer):
         fields: dict[str, Any] = {}
         for key, text in c:
             if key == "pad":
-                fields["pad"] = tuple(
-                    tuple(int(x) for x in part.split("_")[:2]) for part in _split_x(text)
-                )
+                parts = [part.split("_") for part in _split_x(text)]
+                if any(len(part) != 2 for part in parts):
+                    raise ValueError("expects padding_low and padding_high separated by '_'")
+                fields["pad"] = tuple((int(lo), int(hi)) for lo, hi in parts)
             elif key in ("size", "stride", "lhs_dilate", "rhs_dilate", "rhs_reversal"):
                 fields[key] = tuple(int(x) for x in text.split("x"))
             else:
