@@ -63,6 +63,7 @@ def test_xlas_verdict_is_the_tests_and_ours(name):
             parse(text, name, strict=strict)
         except ParseError as e:
             assert e.line >= 1 and e.column >= 1
+            assert not e.message.rstrip().endswith("expected"), e.message  # (an expectation that names nothing)
         else:
             assert not strict, f"{name}: strict mode accepts what XLA rejects"
 

@@ -88,7 +88,8 @@ def from_lark(err: UnexpectedInput, text: str, path: str, line_offset: int = 0,
             msg = f"unexpected end of input; expected {_describe(err.expected)}"
             line, column = _end_position(text)
         else:
-            msg = f"unexpected {_token(tok)}; expected {_describe(err.expected)}"
+            wanted = _describe(err.expected)  # (empty where the lexer's context had no rule)
+            msg = f"unexpected {_token(tok)}" + (f"; expected {wanted}" if wanted else "")
     elif isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
         if ch in "\"'":
