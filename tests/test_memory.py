@@ -20,7 +20,6 @@ CASES = sorted((name, e) for name, e in manifest().items()
 # today (bench/memory_zoo.py), a bound they must not exceed, and why (issue #33's notes).
 ZOO = sorted((name, e) for name, e in manifest().items() if name.startswith("zoo_"))
 ZOO_OUTSIDE = {
-    "zoo_matmul_gathered_v5p8": 0.15,  # collective matmul: permute buffers XLA reuses in its loop
     "zoo_vocab_loss_chunked_train_v5p": 0.10,
     "zoo_transformer_scan_train_remat_v5p": 0.10,
     "zoo_transformer_scan_long_v5p": 0.09,

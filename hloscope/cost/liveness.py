@@ -44,6 +44,8 @@ from hloscope.cost.sharing import (
     leaf_offset,
     leaf_offsets,
     shareable_operands,
+    sole_reader,
+    users_by_name,
 )
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
 from hloscope.cost.memory import MemoryReport
@@ -80,6 +82,7 @@ class _Walk:
         self.inner: dict[int, dict[int, int]] = {}  # step -> callee peak per space
         self.outer = outer  # parameter leaves of a callee: the caller's buffers (not counted)
         self.sharing: list[tuple[int, int, int]] = []  # (step, operand buffer, result buffer)
+        self.users: dict[str, list[str]] | None = None  # (built when a caller's buffer may be shared)
 
     def new(self, instr: Instruction, step: int, kind: str = "temp") -> list[int]:
         first = len(self.buffers)
@@ -150,11 +153,13 @@ class _Walk:
             return ids
         if not instr.may_have("output_to_operand_aliasing"):
             if len(ids) == 1 and operands:
-                self._may_share(step, ids[0], operands, shareable_operands(instr, operands, self.module))
+                if self._may_share(step, ids[0], operands, shareable_operands(instr, operands, self.module)):
+                    ids[0] = -1
             elif len(ids) > 1 and operands:  # (a tuple: the leaves the TPU compiler lets share)
                 for leaf, ks in backend_aliases(instr).items():
-                    if leaf < len(ids):
-                        self._may_share(step, ids[leaf], operands, [k for k in ks if k < len(operands)])
+                    if leaf < len(ids) and self._may_share(step, ids[leaf], operands,
+                                                           [k for k in ks if k < len(operands)]):
+                        ids[leaf] = -1
             return ids
         for out_path, operand, _ in alias_pairs(instr.raw_attr("output_to_operand_aliasing")):
             leaf = leaf_offset(instr.shape, out_path)
@@ -173,10 +178,11 @@ class _Walk:
         self.buffers[ids[k]].bytes = 0  # (-1: a caller's buffer, updated inside a loop body)
         ids[k] = alias[0]
 
-    def _may_share(self, step: int, made: int, operands: list[Instruction], candidates: list[int]) -> None:
+    def _may_share(self, step: int, made: int, operands: list[Instruction], candidates: list[int]) -> bool:
         """Note the operands (numbers in `candidates`) whose buffer the result may be written
         into, as XLA's buffer assignment does when the operand's last use is this
-        instruction (share())."""
+        instruction (share()). True: written into a caller's buffer now (a loop body's
+        state updated in place: the operand is its last reader's only input from it)."""
         size, space = self.buffers[made].bytes, self.buffers[made].space
         for k in candidates:
             ids = self.values.get(operands[k].name, [])
@@ -184,6 +190,20 @@ class _Walk:
                 b = self.buffers[ids[0]]
                 if b.kind == "temp" and b.bytes == size and b.space == space:
                     self.sharing.append((step, ids[0], made))
+            elif ids == [-1] and self._only_reader(operands[k], step, size, space):
+                self.buffers[made].bytes = 0
+                return True
+        return False
+
+    def _only_reader(self, operand: Instruction, step: int, size: int, space: int) -> bool:
+        """Whether the instruction at `step` is the last to read `operand`, a caller's buffer
+        of the result's size (sharing.sole_reader)."""
+        leaves = memory_leaves(operand.shape)
+        if len(leaves) != 1 or leaves[0].padded_bytes != size or leaves[0].memory_space != space:
+            return False
+        if self.users is None:
+            self.users = users_by_name(self.comp)
+        return sole_reader(self.comp, self.users, operand, self.comp.instructions[step])
 
     def share(self) -> None:
         """Results written into an operand's buffer that dies where they are made (XLA's

@@ -191,3 +191,27 @@ def first_fit(first: int, last: int, runs: list[tuple[int, list[int]]], defined:
                 ends[k].insert(at, last)
                 return True
     return False
+
+
+def users_by_name(comp: Computation) -> dict[str, list[str]]:
+    """Each instruction's users, by name."""
+    users: dict[str, list[str]] = {}
+    for i in comp.instructions:
+        for o in i.operands:
+            users.setdefault(o, []).append(i.name)
+    return users
+
+
+def sole_reader(comp: Computation, users: dict[str, list[str]], operand: Instruction,
+                reader: Instruction) -> bool:
+    """Whether `reader` is the only reader of `operand` and no other view of the same
+    parameter leaf (another get-tuple-element of it) is read: XLA may then write the reader's
+    result into the operand's buffer, a loop body's state updated in place."""
+    if any(u != reader.name for u in users.get(operand.name, ())):
+        return False
+    if operand.opcode == "get-tuple-element":
+        index = operand.attr("index")
+        return not any(i is not operand and i.opcode == "get-tuple-element"
+                       and i.operands == operand.operands and i.attr("index") == index
+                       for i in comp.instructions)
+    return True
