@@ -20,7 +20,6 @@ CASES = sorted((name, e) for name, e in manifest().items()
 # today (bench/memory_zoo.py), a bound they must not exceed, and why (issue #33's notes).
 ZOO = sorted((name, e) for name, e in manifest().items() if name.startswith("zoo_"))
 ZOO_OUTSIDE = {
-    "zoo_vocab_loss_chunked_train_v5p": 0.10,
     "zoo_transformer_scan_train_remat_v5p": 0.10,
     "zoo_transformer_scan_long_v5p": 0.09,
     "zoo_transformer_train_f32_v5e": 0.08,  # XLA's heap: 26.2 MiB of values over 31 MB of offsets

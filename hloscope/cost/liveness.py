@@ -27,17 +27,13 @@ on its own. Constants are XLA's own allocations, not counted in any of them.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass, field
 from itertools import accumulate
-from operator import attrgetter
 
 from hloscope.cost.sharing import (
-    RUN,
     alias_pairs,
     backend_aliases,
-    first_fit,
     in_place,
     leaf_at,
     leaf_count,
@@ -49,6 +45,7 @@ from hloscope.cost.sharing import (
 )
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
 from hloscope.cost.memory import MemoryReport
+from hloscope.cost.placement import callee_peak, place_in_outputs
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.source import source_of
 
@@ -80,6 +77,7 @@ class _Walk:
         self.buffers: list[Buffer] = []
         self.values: dict[str, list[int]] = {}  # instruction -> buffer ids of its leaves
         self.inner: dict[int, dict[int, int]] = {}  # step -> callee peak per space
+        self.callees: dict[int, list[_Walk]] = {}  # step -> the walks of what it calls
         self.outer = outer  # parameter leaves of a callee: the caller's buffers (not counted)
         self.sharing: list[tuple[int, int, int]] = []  # (step, operand buffer, result buffer)
         self.users: dict[str, list[str]] | None = None  # (built when a caller's buffer may be shared)
@@ -249,16 +247,16 @@ class _Walk:
         return out
 
     def _callee_peaks(self, instr: Instruction, step: int) -> None:
-        peaks: dict[int, int] = {}
+        walks = []
         for name in instr.called_computations:
             callee = self.module.by_name.get(name)
             if callee is None:
                 continue
             walk = _Walk(self.module, callee, outer={})
             walk.run()
-            for space, n in walk.peak_per_space().items():
-                peaks[space] = max(peaks.get(space, 0), n)
-        self.inner[step] = peaks
+            walks.append(walk)
+        self.callees[step] = walks
+        self.inner[step] = callee_peak(walks)
 
     def run(self) -> None:
         values, buffers = self.values, self.buffers
@@ -280,53 +278,7 @@ class _Walk:
                         self.buffers[b].kind = "output" if self.outer is None else "returned"
         self.share()
         if self.outer is None:
-            self.into_outputs()
-
-    def into_outputs(self) -> None:
-        """Temporaries XLA's buffer assignment places in an output's buffer before the output
-        is written: the output allocation is not in the temporaries' heap, and a value that
-        fits in it and ends before the output is defined shares it (largest values first, as
-        XLA assigns them; an fsdp stack's per-layer activations all live in its output)."""
-        donated = self._donated_outputs()  # (the parameter's buffer: occupied from the start)
-        outputs = [b for k, b in enumerate(self.buffers) if b.kind == "output" and b.space == 0
-                   and b.bytes and k not in donated]
-        temps = [b for b in self.buffers if b.kind == "temp" and b.space == 0 and b.bytes]
-        temps.sort(key=attrgetter("defined"))  # (then largest first: the sort is stable)
-        temps.sort(key=attrgetter("bytes"), reverse=True)
-        if not outputs or not temps:
-            return
-        # per output, the step ranges of the values placed in it, kept sorted by start (they
-        # never overlap, so a new range fits when it ends before the next one starts and
-        # starts after the one before ends); the output itself holds [defined, forever)
-        starts: list[list[int]] = [[o.defined] for o in outputs]
-        ends: list[list[int]] = [[1 << 62] for o in outputs]
-        defined = [o.defined for o in outputs]
-        by_size = sorted(range(len(outputs)), key=lambda k: -outputs[k].bytes)
-        eligible: list[int] = []  # the outputs big enough for the temporaries so far, in order
-        runs: list[tuple[int, list[int]]] = []  # eligible in runs, with their latest definition
-        added = 0
-        for t in temps:  # (largest first: eligible only grows)
-            grew = added
-            while added < len(by_size) and outputs[by_size[added]].bytes >= t.bytes:
-                bisect.insort(eligible, by_size[added])
-                added += 1
-            if added > grew:
-                runs = [(max(defined[k] for k in run), run)
-                        for run in (eligible[i:i + RUN] for i in range(0, len(eligible), RUN))]
-            if first_fit(t.defined, t.last_use, runs, defined, starts, ends):
-                t.kind = "in output"
-
-    def _donated_outputs(self) -> set[int]:
-        """Buffer ids of the root's leaves the module header aliases to a parameter."""
-        root = self.comp.root
-        raw = str(self.module.attrs.get("input_output_alias", "")) if root is not None else ""
-        ids = self.values.get(root.name, []) if raw else []
-        out = set()
-        for out_index, _, _ in alias_pairs(raw):
-            at = leaf_offset(root.shape, out_index)
-            if at is not None and at < len(ids) and ids[at] >= 0:
-                out.add(ids[at])
-        return out
+            place_in_outputs(self)
 
     def live_per_space(self) -> dict[int, list[int]]:
         """Bytes of temporaries live at each step, callees' peaks included, per memory

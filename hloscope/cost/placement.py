@@ -1,0 +1,85 @@
+"""Temporaries XLA's buffer assignment places in an output's buffer before the output is
+written (hloscope.cost.liveness calls this once the entry computation is walked).
+
+The output allocation is not in the temporaries' heap, and a value that fits in it and ends
+before the output is defined shares it, largest values first, as XLA assigns them: an FSDP
+stack's per-layer activations all live in its output, and so does a loop body's temporary
+when the loop runs before the output is made (a chunked loss's 256 MiB logits block, inside
+the loop that runs before the gradient's buffer is allocated).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import replace
+from operator import attrgetter
+from typing import TYPE_CHECKING
+
+from hloscope.cost.sharing import RUN, alias_pairs, first_fit, leaf_offset
+
+if TYPE_CHECKING:
+    from hloscope.cost.liveness import _Walk
+
+
+def callee_peak(walks: list[_Walk]) -> dict[int, int]:
+    """The most any of the called computations holds at once, per memory space."""
+    peaks: dict[int, int] = {}
+    for walk in walks:
+        for space, n in walk.peak_per_space().items():
+            peaks[space] = max(peaks.get(space, 0), n)
+    return peaks
+
+
+def place_in_outputs(walk: _Walk) -> None:
+    """Mark as "in output" the temporaries (the entry's, and those of the computations its
+    loops and calls run, each as if alive for its caller's whole step) that fit in an
+    output's buffer while it is free; the callees' peaks are then taken again."""
+    donated = _donated_outputs(walk)  # (the parameter's buffer: occupied from the start)
+    outputs = [b for k, b in enumerate(walk.buffers) if b.kind == "output" and b.space == 0
+               and b.bytes and k not in donated]
+    if not outputs:
+        return
+    temps = [(b, b) for b in walk.buffers if b.kind == "temp" and b.space == 0 and b.bytes]
+    for step, walks in walk.callees.items():  # (a callee's temporary, seen from its caller)
+        temps += [(replace(b, defined=step, last_use=step), b) for w in walks for b in w.buffers
+                  if b.kind == "temp" and b.space == 0 and b.bytes]
+    temps.sort(key=lambda t: t[0].defined)  # (then largest first: the sort is stable)
+    temps.sort(key=lambda t: t[0].bytes, reverse=True)
+    # per output, the step ranges of the values placed in it, kept sorted by start (they
+    # never overlap, so a new range fits when it ends before the next one starts and
+    # starts after the one before ends); the output itself holds [defined, forever)
+    starts: list[list[int]] = [[o.defined] for o in outputs]
+    ends: list[list[int]] = [[1 << 62] for o in outputs]
+    defined = [o.defined for o in outputs]
+    by_size = sorted(range(len(outputs)), key=lambda k: -outputs[k].bytes)
+    eligible: list[int] = []  # the outputs big enough for the temporaries so far, in order
+    runs: list[tuple[int, list[int]]] = []  # eligible in runs, with their latest definition
+    added = 0
+    moved: set[int] = set()  # steps whose callees gave a temporary up
+    for seen, t in temps:  # (largest first: eligible only grows)
+        grew = added
+        while added < len(by_size) and outputs[by_size[added]].bytes >= seen.bytes:
+            bisect.insort(eligible, by_size[added])
+            added += 1
+        if added > grew:
+            runs = [(max(defined[k] for k in run), run)
+                    for run in (eligible[i:i + RUN] for i in range(0, len(eligible), RUN))]
+        if first_fit(seen.defined, seen.last_use, runs, defined, starts, ends):
+            t.kind = "in output"
+            if seen is not t:
+                moved.add(seen.defined)
+    for step in moved:
+        walk.inner[step] = callee_peak(walk.callees[step])
+
+
+def _donated_outputs(walk: _Walk) -> set[int]:
+    """Buffer ids of the root's leaves the module header aliases to a parameter."""
+    root = walk.comp.root
+    raw = str(walk.module.attrs.get("input_output_alias", "")) if root is not None else ""
+    ids = walk.values.get(root.name, []) if raw else []
+    out = set()
+    for out_index, _, _ in alias_pairs(raw):
+        at = leaf_offset(root.shape, out_index)
+        if at is not None and at < len(ids) and ids[at] >= 0:
+            out.add(ids[at])
+    return out
