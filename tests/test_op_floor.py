@@ -86,3 +86,25 @@ def test_no_floor_before_optimization_nor_where_no_capture_measured_one():
     assert get_chip("h100").op_floor_s is None
     cpu = roofline(load(ROOT / "fixtures/conformance/cond_branch.cpu.hlo.txt")[0], get_chip("cpu"))
     assert all(r.t_estimate == r.t_bound for r in cpu.rows)
+
+
+def test_gpu_floors_are_the_smallest_kernels_their_captures_measured():
+    """MI300X: the smallest op of the corpus's TraceLens capture (XProf's hlo_stats of it in
+    fixtures/gpu); V100: the smallest kernels on the compute streams of the corpus's TF2
+    multi-worker capture. NVIDIA chips no capture here measures have none."""
+    mi300x = json.loads((ROOT / "fixtures/gpu/tracelens_jax08_gemm_mi300x.hlo_stats.json").read_text())
+    cols = [c["id"] for c in mi300x["cols"]]
+    smallest = min(dict(zip(cols, [c.get("v") if c else None for c in r["c"]]))["avg_self_time"]
+                   for r in mi300x["rows"]) * 1e-6
+    assert get_chip("mi300x").op_floor_s == pytest.approx(smallest, rel=0.05)
+    capture = ROOT.parent / "shared/corpus/xprof/demo_GPU-multi-worker/34.83.195.179_6003.xplane.pb"
+    if not capture.exists():
+        pytest.skip("shared/corpus not beside the repository")
+    from hloscope.trace.xspace_pb import read_xspace
+
+    kernels = [e.duration_ns * 1e-9 for plane in read_xspace(capture.read_bytes()) for line in plane.lines
+               if "Compute" in line.name for e in line.events if e.name.startswith("void ")]
+    assert len(kernels) > 100
+    assert get_chip("v100").op_floor_s == pytest.approx(min(kernels), rel=0.05)
+    assert get_chip("a100").op_floor_s is None
+
