@@ -116,3 +116,31 @@ def test_an_async_pair_xla_gpu_marks_is_sync_is_synchronous():
     ag = next(x for x in collectives if x.instruction == "ags")
     assert (ag.is_async, ag.done) == (False, "agd")
     assert (ag.overlap_instructions, ag.overlap_flops) == (0, 0.0)
+
+
+def test_a_fused_chain_counts_its_continuation_once():
+    """The FSDP step compiled with MaxText's async-collective-fusion flags (fixtures/tpu, a
+    real v5p compile): each of 3 gathers runs as start -> continuation fusion -> done, and
+    the continuation is the layer's matmul, x[1024,4096] @ W[4096,4096] (2 x 1024 x 4096 x
+    4096 FLOPs and a small epilogue). Scheduled between start and done, read off the text:
+    two copy-dones and the continuation (and, for the last gather, a copy-start too). The
+    continuation reads the start's tuple through get-tuple-elements: it was once counted
+    twice (68.7 GFLOP, 4 ops)."""
+    from pathlib import Path
+
+    from hloscope.parser import load
+
+    path = Path(__file__).resolve().parents[1] / "fixtures/tpu/fsdp_async_fusion_v5p.hlo.txt"
+    (m,) = load(path)
+    c = {x.instruction: x for x in analyze(m, get_chip("v5p"))[1]}
+    matmul = 2 * 1024 * 4096 * 4096
+    for start, cont, between in (("async-collective-start", "fusion.9", 3),
+                                 ("async-collective-start.1", "fusion.16", 3),
+                                 ("async-collective-start.2", "fusion.23", 4)):
+        x = c[start]
+        assert (x.is_async, x.done, x.continuations) == (True, start.replace("start", "done"), [cont])
+        assert x.overlap_instructions == between
+        assert x.overlap_flops == pytest.approx(matmul, rel=1e-3)
+        assert len(x.clones) == 3  # (a clone of the gather in each fusion of the chain)
+    sync = c["all-gather.38"]  # (the first layer's gather: nothing to hide it)
+    assert (sync.is_async, sync.done, sync.overlap_instructions, sync.overlap_flops) == (False, None, 0, 0.0)

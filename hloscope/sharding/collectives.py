@@ -224,12 +224,12 @@ class Positions:
 
 
 def _between(comp: Computation, start: Instruction, done: Instruction, model: CostModel,
-             positions: Positions | None = None) -> tuple[int, float]:
+             positions: Positions | None = None, skip: frozenset[str] = frozenset()) -> tuple[int, float]:
     pos = (positions or Positions()).of(comp)
     a, b = pos[start.name], pos[done.name]
     count, flops = 0, 0.0
     for instr in comp.instructions[a + 1 : b]:
-        if instr.opcode in FREE or start.name in instr.operands:
+        if instr.opcode in FREE or start.name in instr.operands or instr.name in skip:
             continue
         count += 1
         flops += model.compute(instr).flops
@@ -241,8 +241,10 @@ def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostMod
     """What runs between a chain's first and last fusion (its continuations included)."""
     if len(fusions) < 2:
         return 0, 0.0
-    count, flops = _between(comp, fusions[0], fusions[-1], model, positions)
-    for middle in fusions[1:-1]:  # (they read the start's tuple: _between leaves them out)
+    middles = fusions[1:-1]  # (counted once each, however they read the start's tuple)
+    count, flops = _between(comp, fusions[0], fusions[-1], model, positions,
+                            frozenset(f.name for f in middles))
+    for middle in middles:
         count += 1
         flops += model.compute(middle).flops
     return count, flops
