@@ -1,0 +1,122 @@
+"""hloscope.cost.chips, piece by piece: names a user may give, chip files and their errors,
+the GPU link domain, platform detection; expected answers from chips.toml's own rows and the
+rules the docstrings state (the mutation run found many of these untested)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hloscope.cost.chips import (
+    ChipFileError,
+    add_chips,
+    get_chip,
+    load_chip_file,
+    platform_of,
+    set_link_domain,
+    user_chips,
+)
+from hloscope.parser import parse
+
+
+@pytest.fixture(autouse=True)
+def _no_chips_left_behind():
+    """The chips these tests register are taken back (a later test's cache keys read them)."""
+    from hloscope.cost import chips
+
+    before = dict(chips._USER)
+    yield
+    chips._USER.clear()
+    chips._USER.update(before)
+
+
+@pytest.mark.parametrize("name,key", [
+    ("tpu-v5e", "tpu-v5e"), ("v5e", "tpu-v5e"), ("  V5E ", "tpu-v5e"), ("TPU v5 lite", "tpu-v5e"),
+    ("TPU v5", "tpu-v5p"), ("tpu v5p", "tpu-v5p"), ("TPU v4", "tpu-v4"), ("TPU v6 lite", "tpu-v6e"),
+    ("tpu v6e", "tpu-v6e"), ("h100", "h100"), ("MI300X", "mi300x"),
+])
+def test_names_a_user_may_give(name, key):
+    assert get_chip(name).key == key
+
+
+def test_an_unknown_name_says_which_are_known():
+    with pytest.raises(KeyError) as e:
+        get_chip("tpu-v99")
+    msg = str(e.value)
+    assert "unknown chip 'tpu-v99'" in msg and "tpu-v5e" in msg and "h100" in msg and "--chip-file" in msg
+
+
+def test_derived_figures_of_a_row():
+    v5e = get_chip("v5e")
+    assert v5e.ridge == pytest.approx(197e12 / 8.19e11)
+    assert v5e.peak_flops("f32") == v5e.peak_f32_flops and v5e.peak_flops("f64") == v5e.peak_f32_flops
+    assert v5e.peak_flops("bf16") == v5e.peak_bf16_flops and v5e.peak_flops("s8") == v5e.peak_bf16_flops
+    assert (v5e.platform, get_chip("h100").platform, get_chip("cpu").platform) == ("tpu", "gpu", "cpu")
+
+
+ROW = {"name": "My Chip", "peak_bf16_flops": 1e15, "peak_f32_flops": 1e14,
+       "hbm_bandwidth": 2e12, "hbm_bytes": 2**36}
+
+
+def test_a_chip_table_registers_chips_by_lowercase_key():
+    (chip,) = add_chips({"My-Accel": dict(ROW, mxu=[128, 128], sources=["datasheet"])}, "hloscope.toml")
+    assert chip.key == "my-accel" and chip.mxu == (128, 128) and chip.sources == ("datasheet",)
+    assert get_chip("MY-ACCEL") is chip and chip in user_chips()
+
+
+@pytest.mark.parametrize("row,words", [
+    ("not a table", "is not a table of chip fields"),
+    (dict(ROW, warp=32), "unknown field(s) warp; fields:"),
+    ({"name": "x", "peak_bf16_flops": 1.0}, "lacks peak_f32_flops, hbm_bandwidth, hbm_bytes"),
+])
+def test_a_bad_chip_table_is_refused_saying_where_and_why(row, words):
+    with pytest.raises(ChipFileError) as e:
+        add_chips({"bad": row}, "my.toml")
+    assert str(e.value).startswith("my.toml: [bad]") and words in str(e.value)
+
+
+def test_chip_files(tmp_path):
+    one = tmp_path / "one.toml"
+    one.write_text('[chips.lab-gpu]\nname = "Lab GPU"\nplatform_name = "gpu"\npeak_bf16_flops = 1e15\n'
+                   'peak_f32_flops = 1e14\nhbm_bandwidth = 3e12\nhbm_bytes = 68719476736\n')
+    (chip,) = load_chip_file(one)
+    assert chip.key == "lab-gpu" and chip.platform == "gpu"
+    assert get_chip(str(one)).key == "lab-gpu"  # (a file of one chip names it)
+    two = tmp_path / "two.toml"
+    two.write_text(one.read_text().replace("lab-gpu", "a") + one.read_text().replace("lab-gpu", "b"))
+    with pytest.raises(KeyError, match="holds 2 chips"):
+        get_chip(str(two))
+    with pytest.raises(ChipFileError, match="cannot read chip file"):
+        load_chip_file(tmp_path / "missing.toml")
+    (tmp_path / "bad.toml").write_text("[x\n")
+    with pytest.raises(ChipFileError, match="not TOML"):
+        load_chip_file(tmp_path / "bad.toml")
+    (tmp_path / "empty.toml").write_text("")
+    with pytest.raises(ChipFileError, match="no chip table"):
+        load_chip_file(tmp_path / "empty.toml")
+
+
+def test_gpus_per_node_sets_every_gpus_link_domain_and_no_tpus():
+    try:
+        set_link_domain(16)
+        assert get_chip("h100").link_domain == 16 and get_chip("mi300x").link_domain == 16
+        assert get_chip("v5p").link_domain is None
+    finally:
+        set_link_domain(None)
+    assert get_chip("h100").link_domain == 8  # (its table's NVLink domain again)
+
+
+def _module(body: str, header: str = "") -> object:
+    (m,) = parse(f"// HAND-WRITTEN minimal module\nHloModule m{header}\n\nENTRY e {{\n{body}\n}}\n", "m")
+    return m
+
+
+@pytest.mark.parametrize("body,header,platform", [
+    ("  ROOT p = f32[8,128]{1,0:T(8,128)} parameter(0)", "", "tpu"),
+    ('  p = f32[8,8]{1,0} parameter(0)\n  ROOT c = f32[8,8]{1,0} custom-call(p), custom_call_target="__cublas$gemm"', "", "gpu"),
+    ('  p = f32[8,8]{1,0} parameter(0)\n  ROOT c = f32[8,8]{1,0} custom-call(p), custom_call_target="te_fused_attn_forward"', "", "gpu"),
+    ('  p = f32[8,8]{1,0} parameter(0)\n  ROOT n = f32[8,8]{1,0} negate(p), backend_config={"operation_queue_id":"0"}', "", "gpu"),
+    ("  ROOT p = f32[8,8]{1,0} parameter(0)", ", is_scheduled=true", "cpu"),
+    ("  ROOT p = f32[8,8]{1,0} parameter(0)", "", None),
+])
+def test_the_platform_a_module_shows(body, header, platform):
+    assert platform_of(_module(body, header)) == platform
