@@ -78,7 +78,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                                     "tests/test_findings.py", "tests/test_lint_engine.py",
                                     "tests/test_rule_docs.py", "tests/test_guards.py",
                                     "tests/test_advice.py", "tests/test_trace.py",
-                                    "tests/test_tpu_profile.py", "tests/test_gpu_capture.py"]),
+                                    "tests/test_tpu_profile.py", "tests/test_gpu_capture.py",
+                                    "tests/test_config_parts.py"]),
 }
 # the check that bench/mutants.py's seeds still apply reads hloscope's source text, which
 # mutmut's copy has rewritten (trampolines): it fails there whatever the mutant
