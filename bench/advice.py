@@ -72,6 +72,8 @@ CASES = [
     Case("H011", "H011_naive_attention_v5e", "H011_flash_attention_v5e", "peak",
          "Pallas flash attention"),
     Case("H012", "H012_near_full_v5e", "H012_donated_v5e", "peak", "the input donated"),
+    Case("H013", "H013_tiny_loop_v5e", "H013_vectorized_loop_v5e", "time",
+         "the loop written as one array op (its closed form)"),
     Case("K001", "K001_output_accumulator_v5e", "K001_scratch_accumulator_v5e", "none",
          "an f32 VMEM scratch accumulator, o_ref written once"),
     Case("K002", "K002_unaligned_block_v5e", "K002_aligned_block_v5e", "none",

@@ -13,12 +13,11 @@ from __future__ import annotations
 import bisect
 from dataclasses import replace
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import Any
 
 from hloscope.cost.sharing import RUN, alias_pairs, first_fit, leaf_offset
 
-if TYPE_CHECKING:
-    from hloscope.cost.liveness import _Walk
+_Walk = Any  # (hloscope.cost.liveness._Walk: one computation's buffers over its schedule)
 
 
 def callee_peak(walks: list[_Walk]) -> dict[int, int]:

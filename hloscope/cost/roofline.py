@@ -191,7 +191,7 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=
                 unknown_cost="; ".join(f"%{n}: {why}" for n, why in c.unknown) or None,
                 op_name=src.op_name, source=src.location,
                 cost_source=_cost_source(model, instr),
-                t_floor=floor if _runs_alone(instr.opcode) else 0.0,
+                t_floor=floor if runs_alone(instr.opcode) else 0.0,
             ))
     return report
 
@@ -212,7 +212,7 @@ _COLLECTIVES = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-
                           "send", "recv"})
 
 
-def _runs_alone(opcode: str) -> bool:
+def runs_alone(opcode: str) -> bool:
     """Whether an op is a kernel of its own that the per-op floor applies to (collectives are
     timed by the sharding model, async halves by their pair)."""
     return not opcode.endswith(_WAITS) and opcode not in _COLLECTIVES
