@@ -3,9 +3,9 @@ unknown opcodes (strict mode; the default mode keeps them, and lint warns), asyn
 start/update/done chains that do not match, literals that do not fit their shape or
 element type, operand counts, undefined or later-defined operands, duplicate names, missing called
 computations, several ROOTs, parameter numbering, operand counts of elementwise ops,
-elementwise shape mismatches, tuple indices out of range; in strict mode also undefined
-control predecessors and a root whose shape is not its computation's. Each is a ParseError at the
-instruction's location."""
+elementwise shape mismatches, tuple indices out of range, the module header's aliasing
+lists, one ENTRY; in strict mode also how a computation's instructions fit together
+(hloscope.parser.wiring). Each is a ParseError at the instruction's location."""
 
 from __future__ import annotations
 
