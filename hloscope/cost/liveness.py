@@ -41,7 +41,6 @@ from hloscope.cost.sharing import (
     leaf_offsets,
     shareable_operands,
     sole_reader,
-    users_by_name,
 )
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
 from hloscope.cost.memory import MemoryReport
@@ -200,7 +199,7 @@ class _Walk:
         if len(leaves) != 1 or leaves[0].padded_bytes != size or leaves[0].memory_space != space:
             return False
         if self.users is None:
-            self.users = users_by_name(self.comp)
+            self.users = self.comp.users_by_name()
         return sole_reader(self.comp, self.users, operand, self.comp.instructions[step])
 
     def share(self) -> None:

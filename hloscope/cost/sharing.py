@@ -193,15 +193,6 @@ def first_fit(first: int, last: int, runs: list[tuple[int, list[int]]], defined:
     return False
 
 
-def users_by_name(comp: Computation) -> dict[str, list[str]]:
-    """Each instruction's users, by name."""
-    users: dict[str, list[str]] = {}
-    for i in comp.instructions:
-        for o in i.operands:
-            users.setdefault(o, []).append(i.name)
-    return users
-
-
 def sole_reader(comp: Computation, users: dict[str, list[str]], operand: Instruction,
                 reader: Instruction) -> bool:
     """Whether `reader` is the only reader of `operand` and no other view of the same

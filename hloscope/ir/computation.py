@@ -45,6 +45,14 @@ class Computation:
         return [i for i in self.instructions
                 if (fragment in i.attr_text if i.attr_text else i.may_contain(fragment))]
 
+    def users_by_name(self) -> dict[str, list[str]]:
+        """Each instruction's users, by name (built anew: callers keep it while they need it)."""
+        users: dict[str, list[str]] = {}
+        for instr in self.instructions:
+            for o in instr.operands:
+                users.setdefault(o, []).append(instr.name)
+        return users
+
     @property
     def root(self) -> Instruction | None:
         for instr in reversed(self.instructions):

@@ -272,7 +272,7 @@ def costliest_region(comp: Computation, costs: dict[str, float], max_nodes: int)
     until max_nodes are taken: the region worth looking at in a module too big to draw."""
     ranked = sorted((n for n in costs if n in comp), key=lambda n: -costs[n])
     taken: dict[str, None] = {}
-    users = users_of(comp)
+    users = comp.users_by_name()
     for name in ranked:
         if len(taken) >= max_nodes:
             break
@@ -282,18 +282,10 @@ def costliest_region(comp: Computation, costs: dict[str, float], max_nodes: int)
     return list(taken)
 
 
-def users_of(comp: Computation) -> dict[str, list[str]]:
-    users: dict[str, list[str]] = {}
-    for instr in comp.instructions:
-        for o in instr.operands:
-            users.setdefault(o, []).append(instr.name)
-    return users
-
-
 def neighbourhood(comp: Computation, center: str, depth: int,
                   users: dict[str, list[str]] | None = None) -> list[str]:
     """Instructions within `depth` operand/user steps of `center`, nearest first."""
-    users = users if users is not None else users_of(comp)
+    users = users if users is not None else comp.users_by_name()
     order: list[str] = []
     seen = {center: 0}
     queue = deque([center])
