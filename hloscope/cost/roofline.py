@@ -173,7 +173,7 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=
     floor = op_floor(module, chip)
     for comp_name, times in _executed(model, module):
         for instr in module[comp_name].instructions:
-            if instr.opcode in FREE or instr.opcode in ("while", "call", "conditional"):
+            if not has_row(instr.opcode):
                 continue
             c = model.cost(instr)
             t_compute, t_memory = op_times(model, chip, instr, c)
@@ -204,6 +204,11 @@ def op_floor(module: Module, chip: Chip) -> float:
     from hloscope.stage import detect_stage
 
     return chip.op_floor_s if detect_stage(module).optimized else 0.0
+
+
+def has_row(opcode: str) -> bool:
+    """Whether an op is costed as a row of its own (control flow is its callees' rows)."""
+    return opcode not in FREE and opcode not in ("while", "call", "conditional")
 
 
 _WAITS = ("-start", "-done", "-update")  # async halves: the work is the pair's, timed apart

@@ -6,14 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from hloscope.cost.flops import FREE
-from hloscope.cost.roofline import op_floor, op_times, runs_alone
+from hloscope.cost.roofline import has_row, op_floor, op_times, runs_alone
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.registry import register
 from hloscope.stage import AFTER
 from hloscope.units import human_seconds
-
-_NESTED = ("while", "call", "conditional")
 
 
 @register
@@ -75,7 +72,7 @@ class LoopOverhead(ModuleRule):
         for name in (loop.attr("body"), loop.attr("condition")):
             comp = ctx.module.by_name.get(str(name or "").lstrip("%"))
             for instr in comp.instructions if comp is not None else ():
-                if instr.opcode in FREE or instr.opcode in _NESTED or not runs_alone(instr.opcode):
+                if not has_row(instr.opcode) or not runs_alone(instr.opcode):
                     continue
                 bound = max(op_times(ctx.model, chip, instr))
                 ops += 1
