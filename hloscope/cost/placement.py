@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import replace
-from operator import attrgetter
 from typing import Any
 
 from hloscope.cost.sharing import RUN, alias_pairs, first_fit, leaf_offset

@@ -27,10 +27,10 @@ def wiring_problem(comp: Computation) -> tuple[Instruction, str] | None:
     from hloscope.parser.attrs import parse_shape
 
     root = comp.root
-    if comp.result_shape_text and root is not None:
-        if not _compatible(parse_shape(comp.result_shape_text), root.shape):
-            return root, (f"Shape of computation {comp.name}, {comp.result_shape_text}, is not "
-                          f"compatible with that of its root instruction {root.name}, {root.shape}")
+    if comp.result_shape_text and root is not None and not _compatible(
+            parse_shape(comp.result_shape_text), root.shape):
+        return root, (f"Shape of computation {comp.name}, {comp.result_shape_text}, is not "
+                      f"compatible with that of its root instruction {root.name}, {root.shape}")
     return None
 
 
@@ -211,14 +211,10 @@ def _parameter(instr: Instruction, comp: Computation) -> str | None:
     if not text or not text.startswith("{"):
         return None
     given = len([x for x in text.strip("{}").split(",") if x.strip()])
-    leaves = _leaves(instr.shape)
+    leaves = len(instr.shape.leaves())
     if given != leaves:
         return f"parameter has {leaves} leaf buffers, but parameter_replication has {given} elements"
     return None
-
-
-def _leaves(shape) -> int:
-    return sum(_leaves(e) for e in shape.elements) if shape.is_tuple else 1
 
 
 _BY_OPCODE = {"custom-call": _custom_call, "conditional": _conditional, "parameter": _parameter}
