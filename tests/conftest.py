@@ -70,3 +70,16 @@ def rel(p: Path) -> str:
 
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"{CORPUS} not present")
+
+
+def text_and_json(command: str, *args) -> tuple[list[str], dict]:
+    """`hloscope COMMAND ARGS` run twice through the CLI: its text's lines and its JSON (-f
+    json), the record a text view is checked against."""
+    from typer.testing import CliRunner
+
+    from hloscope.cli.app import app
+
+    runner = CliRunner()
+    argv = [command, *map(str, args)]
+    return runner.invoke(app, argv).output.splitlines(), json.loads(runner.invoke(app, [*argv, "-f", "json"]).output)
+

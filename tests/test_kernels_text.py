@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, text_and_json
 from typer.testing import CliRunner
 
 from hloscope.cli.app import app
@@ -19,10 +19,8 @@ SCOPED = FIXTURES / "rules" / "K003" / "vmem_over_scoped_v5e.hlo.txt"
 
 
 def _both(*args):
-    runner = CliRunner()
-    text = runner.invoke(app, ["kernel", *map(str, args)]).output
-    doc = json.loads(runner.invoke(app, ["kernel", *map(str, args), "-f", "json"]).output)
-    return text.splitlines(), doc["kernels"]
+    lines, doc = text_and_json("kernel", *args)
+    return lines, doc["kernels"]
 
 
 @pytest.mark.parametrize("path", [MATMUL, SCOPED])

@@ -5,23 +5,17 @@ files (the mutation run found the text's layout untested)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from conftest import FIXTURES
-from typer.testing import CliRunner
+from conftest import FIXTURES, text_and_json
 
-from hloscope.cli.app import app
 from hloscope.units import human_bytes
 
 DUMP = FIXTURES / "dumps" / "memory_remat_train_v5e"
 
 
 def _both(*args):
-    runner = CliRunner()
-    text = runner.invoke(app, ["memory", *map(str, args)]).output
-    doc = json.loads(runner.invoke(app, ["memory", *map(str, args), "-f", "json"]).output)
-    return text.splitlines(), doc["modules"][0]
+    lines, doc = text_and_json("memory", *args)
+    return lines, doc["modules"][0]
 
 
 def _b(n):

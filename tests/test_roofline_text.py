@@ -5,13 +5,9 @@ run found the text's layout untested)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from conftest import FIXTURES
-from typer.testing import CliRunner
+from conftest import FIXTURES, text_and_json
 
-from hloscope.cli.app import app
 from hloscope.units import human_bytes, human_seconds
 
 FSDP = FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt"  # 4 gathers, 3 overlapped
@@ -24,10 +20,8 @@ def _t(s: float) -> str:
 
 
 def _both(path, *args):
-    runner = CliRunner()
-    text = runner.invoke(app, ["roofline", str(path), *args]).output
-    doc = json.loads(runner.invoke(app, ["roofline", str(path), *args, "-f", "json"]).output)
-    return text.splitlines(), doc["modules"][0]
+    lines, doc = text_and_json("roofline", path, *args)
+    return lines, doc["modules"][0]
 
 
 @pytest.mark.parametrize("path,chip", [(FSDP, "v5p"), (SCAN, "cpu"), (KERNEL, "v5e")])

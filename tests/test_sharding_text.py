@@ -5,13 +5,9 @@ layout untested)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from conftest import FIXTURES
-from typer.testing import CliRunner
+from conftest import FIXTURES, text_and_json
 
-from hloscope.cli.app import app
 from hloscope.units import human_bytes, human_seconds
 
 FSDP = FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt"
@@ -19,10 +15,8 @@ SCATTER = FIXTURES / "tpu" / "reduce_scatter_v5p.hlo.txt"
 
 
 def _both(*args):
-    runner = CliRunner()
-    text = runner.invoke(app, ["sharding", *map(str, args)]).output
-    doc = json.loads(runner.invoke(app, ["sharding", *map(str, args), "-f", "json"]).output)
-    return text.splitlines(), doc["modules"][0]
+    lines, doc = text_and_json("sharding", *args)
+    return lines, doc["modules"][0]
 
 
 @pytest.mark.parametrize("path", [FSDP, SCATTER])
