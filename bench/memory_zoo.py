@@ -1,5 +1,5 @@
-"""The static HBM peak beside XLA's own memory_analysis() over every TPU compile in fixtures/
-(the memory zoo, fixtures/zoo.py, and the rest): argument + output - alias + temp, per program,
+"""The static HBM peak beside XLA's own memory_analysis() over every TPU and GPU compile in
+fixtures/ (the memory zoo, fixtures/zoo.py, and the rest): argument + output - alias + temp, per program,
 with the error, worst first. tests/test_memory.py holds each within 5%.
 
     python3 bench/memory_zoo.py          # the table (markdown)
@@ -23,7 +23,7 @@ def rows() -> list[dict]:
     out = []
     for name, e in sorted(manifest.items()):
         xla = e.get("memory_analysis")
-        if not xla or e["platform"] != "tpu":
+        if not xla or e["platform"] not in ("tpu", "gpu"):
             continue
         (m,) = load(ROOT / "fixtures" / e["file"])
         r = memory(m)
@@ -44,7 +44,7 @@ def main() -> int:
               f"{d['ours'] / mib:,.2f} MiB ({d['ours_temp'] / mib:,.2f}) | {d['error']:+.2%} |")
     zoo = [d for d in data if d["program"].startswith("zoo_")]
     within = sum(1 for d in zoo if abs(d["error"]) <= 0.05)
-    print(f"\nzoo: {within} of {len(zoo)} within 5%; all TPU compiles: "
+    print(f"\nzoo: {within} of {len(zoo)} within 5%; all TPU and GPU compiles: "
           f"{sum(1 for d in data if abs(d['error']) <= 0.05)} of {len(data)}")
     return 0
 

@@ -1,5 +1,5 @@
 """`hloscope memory`: the static peak against XLA's own compiled.memory_analysis() of the
-same real TPU compiles (fixtures/generate.py records it in the manifest)."""
+same real TPU and (deviceless) GPU compiles (fixtures/generate.py records it in the manifest)."""
 
 from __future__ import annotations
 
@@ -59,9 +59,13 @@ def test_static_peak_matches_xla_memory_analysis(name, entry):
 
 
 def test_the_zoo_is_varied_and_large_enough():
-    assert len(ZOO) >= 60
-    kinds = {"scan", "remat", "moe", "fsdp", "donated", "pallas", "vocab", "v5p8", "train"}
+    assert len(ZOO) >= 80
+    kinds = {"scan", "remat", "moe", "fsdp", "donated", "pallas", "vocab", "v5p8", "train",
+             "h100", "h100x8", "a100", "convnet"}
     assert all(any(k in name for name, _ in ZOO) for k in kinds)
+    # the GPU half: compiled by XLA's GPU pipeline (Triton gemms, cuDNN convolutions, NCCL)
+    gpu = [e for name, e in ZOO if e["platform"] == "gpu"]
+    assert len(gpu) >= 20 and all(e["memory_analysis"] for e in gpu)
 
 
 @pytest.mark.parametrize(("name", "entry"), ZOO, ids=[n for n, _ in ZOO])

@@ -305,3 +305,113 @@ def test_a_loop_bodys_temporary_lives_in_an_output_made_after_the_loop():
     assert 2 * 2**30 <= peak < 2 * 2**30 + 2**20  # (the f32 buffer and a few KiB of others)
     assert abs(peak - xla) / xla < 0.001
 
+
+
+# ----------------------------------------------------------------- XLA's GPU rules
+GPU_FUSIONS = """scale {
+  p0 = bf16[8,128]{1,0} parameter(0)
+  b = bf16[2,4,128]{2,1,0} bitcast(p0)
+  c = bf16[] constant(2)
+  k = bf16[2,4,128]{2,1,0} broadcast(c), dimensions={}
+  ROOT m = bf16[2,4,128]{2,1,0} multiply(b, k)
+}
+
+copied {
+  p0 = bf16[8,128]{1,0} parameter(0)
+  ROOT c = bf16[8,128]{1,0} copy(p0)
+}
+
+widen {
+  p0 = bf16[8,128]{1,0} parameter(0)
+  ROOT c = f32[8,128]{1,0} convert(p0)
+}
+
+two {
+  p0 = bf16[8,128]{1,0} parameter(0)
+  c = bf16[] constant(2)
+  k = bf16[8,128]{1,0} broadcast(c), dimensions={}
+  m = bf16[8,128]{1,0} multiply(p0, k)
+  n = bf16[8,128]{1,0} negate(p0)
+  ROOT t = (bf16[8,128]{1,0}, bf16[8,128]{1,0}) tuple(m, n)
+}
+
+ENTRY e {
+  x = bf16[8,128]{1,0} parameter(0)
+  y = bf16[8,128]{1,0} negate(x)
+  s = bf16[2,4,128]{2,1,0} fusion(y), kind=kLoop, calls=scale
+  cp = bf16[8,128]{1,0} fusion(s), kind=kLoop, calls=copied
+  w = f32[8,128]{1,0} fusion(y), kind=kLoop, calls=widen
+  ROOT mo = (bf16[8,128]{1,0}, bf16[8,128]{1,0}) fusion(y), kind=kLoop, calls=two
+}
+"""
+
+
+def test_gpu_fusions_share_by_the_gpu_compilers_rule():
+    """FusionCanShareBufferHint: same element count and size (a bitcast apart), every path
+    from the parameter elementwise (not a copy) or a bitcast, reaching the result."""
+    from hloscope.cost.sharing import gpu_fusion_shares
+
+    m, s, (y,) = _instr(GPU_FUSIONS, "s")
+    assert gpu_fusion_shares(s, 0, y, m)  # bitcast then elementwise: shares
+    assert shareable_operands(s, [y], m) == []  # (the generic rule wants the same dims)
+    assert shareable_operands(s, [y], m, gpu=True) == [0]
+    m, c, (s_,) = _instr(GPU_FUSIONS, "cp")
+    assert not gpu_fusion_shares(c, 0, s_, m)  # a copy is not elementwise here
+    m, w, (y,) = _instr(GPU_FUSIONS, "w")
+    assert not gpu_fusion_shares(w, 0, y, m)  # 2-byte operand, 4-byte result
+    m, t, (y,) = _instr(GPU_FUSIONS, "mo")
+    assert gpu_fusion_shares(t, 0, y, m, 0) and gpu_fusion_shares(t, 0, y, m, 1)
+    assert not gpu_fusion_shares(t, 0, y, m)  # (a tuple result is asked for per element)
+
+
+def test_gpu_heap_shares_only_a_value_the_operand_defines():
+    """XLA's heap simulator shares a result with an operand's buffer only when the operand
+    defines the value (IsUserOf): through a get-tuple-element it does not, so the peak holds
+    both (HAND-WRITTEN; the real case is a cuDNN convolution's (result, workspace) tuple,
+    zoo convnet_train_h100: 160.28 MiB of temporaries in XLA's buffer assignment)."""
+    from hloscope.cost.liveness import memory
+
+    text = """neg {
+  p0 = f32[1024]{0} parameter(0)
+  ROOT n = f32[1024]{0} negate(p0)
+}
+
+ENTRY e {
+  x = f32[1024]{0} parameter(0)
+  conv = (f32[1024]{0}, u8[0]{0}) custom-call(x), custom_call_target="__cudnn$convForward"
+  g = f32[1024]{0} get-tuple-element(conv), index=0
+  a = f32[1024]{0} fusion(g), kind=kLoop, calls=neg
+  ROOT r = f32[8]{0} slice(a), slice={[0:8]}
+}
+"""
+    (m,) = parse(HEAD + text, "m")
+    # (the output is too small to hold a temporary)
+    # at a: the convolution's result and a, 4 KiB each (its workspace is empty)
+    assert memory(m).temp_peak_bytes == 8192
+    direct = text.replace("get-tuple-element(conv), index=0", "negate(x)")
+    (m,) = parse(HEAD + direct, "m")
+    assert memory(m).temp_peak_bytes == 4096  # a is written into g's buffer (g defines it)
+
+
+def test_an_async_all_reduce_updates_its_operand_in_place():
+    text = """sum {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[8]{0} parameter(0)
+  q = f32[4]{0} parameter(1)
+  a = f32[8]{0} negate(p)
+  b = f32[4]{0} negate(q)
+  s1 = f32[8]{0} all-reduce-start(a), replica_groups={}, to_apply=sum
+  d1 = f32[8]{0} all-reduce-done(s1)
+  s2 = (f32[8]{0}, f32[4]{0}) all-reduce-start(a, b), replica_groups={}, to_apply=sum
+  ROOT d2 = (f32[8]{0}, f32[4]{0}) all-reduce-done(s2)
+}
+"""
+    m, s1, _ = _instr(text, "s1")
+    assert in_place(s1, m) == [(0, 0)]
+    m, s2, _ = _instr(text, "s2")
+    assert in_place(s2, m) == [(0, 0), (1, 1)]

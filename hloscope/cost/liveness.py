@@ -39,9 +39,11 @@ from hloscope.cost.sharing import (
     leaf_count,
     leaf_offset,
     leaf_offsets,
+    gpu_fusion_shares,
     shareable_operands,
     sole_reader,
 )
+from hloscope.cost.chips import platform_of
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
 from hloscope.cost.memory import MemoryReport
 from hloscope.cost.placement import callee_peak, place_in_outputs
@@ -70,8 +72,10 @@ class Buffer:
 class _Walk:
     """Buffers of one computation over its schedule."""
 
-    def __init__(self, module: Module, comp: Computation, outer: dict[str, list[int]] | None = None):
+    def __init__(self, module: Module, comp: Computation, outer: dict[str, list[int]] | None = None,
+                 platform: str | None = None):
         self.module = module
+        self.platform = platform  # (each compiler decides buffer sharing by its own rules)
         self.comp = comp
         self.buffers: list[Buffer] = []
         self.values: dict[str, list[int]] = {}  # instruction -> buffer ids of its leaves
@@ -150,8 +154,15 @@ class _Walk:
             return ids
         if not instr.may_have("output_to_operand_aliasing"):
             if len(ids) == 1 and operands:
-                if self._may_share(step, ids[0], operands, shareable_operands(instr, operands, self.module)):
+                if self._may_share(step, ids[0], operands, shareable_operands(instr, operands, self.module, self.platform == "gpu")):
                     ids[0] = -1
+            elif len(ids) > 1 and operands and self.platform == "gpu" and op == "fusion" \
+                    and len(ids) == len(instr.shape.elements):  # (a GPU multi-output fusion)
+                for leaf in range(len(ids)):
+                    ks = [k for k, o in enumerate(operands)
+                          if gpu_fusion_shares(instr, k, o, self.module, leaf)]
+                    if self._may_share(step, ids[leaf], operands, ks):
+                        ids[leaf] = -1
             elif len(ids) > 1 and operands:  # (a tuple: the leaves the TPU compiler lets share)
                 for leaf, ks in backend_aliases(instr).items():
                     if leaf < len(ids) and self._may_share(step, ids[leaf], operands,
@@ -183,7 +194,9 @@ class _Walk:
         size, space = self.buffers[made].bytes, self.buffers[made].space
         for k in candidates:
             ids = self.values.get(operands[k].name, [])
-            if len(ids) == 1 and ids[0] >= 0:
+            if len(ids) == 1 and ids[0] >= 0 and (self.platform == "tpu" or _defines_value(operands[k])):
+                # (XLA's heap shares only a value the operand itself defines, IsUserOf; the
+                # TPU compiler's own aliasing lists name tuple elements too)
                 b = self.buffers[ids[0]]
                 if b.kind == "temp" and b.bytes == size and b.space == space:
                     self.sharing.append((step, ids[0], made))
@@ -213,10 +226,13 @@ class _Walk:
             while operand in root:
                 operand = root[operand]
             b, r = self.buffers[operand], self.buffers[made]
-            if operand in taken or made in taken or b.last_use != step or not r.bytes:
+            if operand in taken or made in taken or b.last_use != step or not r.bytes \
+                    or "in output" in (b.kind, r.kind):
                 continue
             taken.update((operand, made))  # (one operand's buffer per result)
             if r.kind == "output":
+                if self.platform != "tpu":
+                    continue  # (an output's allocation is not in the heap: no sharing)
                 b.kind = "in output"  # (its bytes are the output's)
                 continue
             b.last_use = max(b.last_use, r.last_use)
@@ -251,7 +267,7 @@ class _Walk:
             callee = self.module.by_name.get(name)
             if callee is None:
                 continue
-            walk = _Walk(self.module, callee, outer={})
+            walk = _Walk(self.module, callee, outer={}, platform=self.platform)
             walk.run()
             walks.append(walk)
         self.callees[step] = walks
@@ -275,6 +291,12 @@ class _Walk:
                         # (a callee's result is written into its caller's buffer: a loop's
                         # state, a call's or conditional's result, which the caller counts)
                         self.buffers[b].kind = "output" if self.outer is None else "returned"
+        if self.outer is None and self.platform != "tpu":
+            # (XLA's buffer assigner first puts values into the outputs' allocations while
+            # they are free; only the rest go to the heap, where results share operands)
+            place_in_outputs(self)
+            self.share()
+            return
         self.share()
         if self.outer is None:
             place_in_outputs(self)
@@ -313,7 +335,7 @@ def memory(module: Module, top: int = 10, chip=None) -> MemoryReport:
     report = MemoryReport(module.name, str(module.attrs.get("is_scheduled", "")).lower() == "true")
     if module.entry is None:
         return report
-    walk = _Walk(module, module.entry)
+    walk = _Walk(module, module.entry, platform=platform_of(module))
     walk.run()
     hbm = [b for b in walk.buffers if b.space == 0]
     report.argument_bytes = sum(b.bytes for b in hbm if b.kind == "argument")
@@ -364,3 +386,11 @@ def memory(module: Module, top: int = 10, chip=None) -> MemoryReport:
         if space != 0:
             report.other_spaces[memory_space_name(space)] = max(steps, default=0)
     return report
+
+
+def _defines_value(instr: Instruction) -> bool:
+    """Whether the instruction defines the value it holds (XLA's heap simulator shares a
+    result with an operand's buffer only then): a get-tuple-element, bitcast or async done
+    passes on a value another instruction defined."""
+    op = instr.opcode
+    return op not in ("get-tuple-element", "bitcast", "tuple") and not op.endswith("-done")

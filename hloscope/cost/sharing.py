@@ -1,6 +1,6 @@
 """When XLA's buffer assignment writes a result into an operand's buffer (hloscope.cost.liveness
-uses these rules): in place (dynamic-update-slice, scatter, and each fusion output that is one,
-into the operand its fused parameter names), and operand sharing (XLA's
+uses these rules): in place (dynamic-update-slice, scatter, an async all-reduce's start, and each
+fusion output that is one, into the operand its fused parameter names), and operand sharing (XLA's
 CanShareOperandBufferWithUser: an elementwise op or all-reduce on an operand of its shape, a
 loop/input fusion whose fused parameter feeds only elementwise ops), and the operands a TPU
 op's backend_config names in `aliasing_operands` (the TPU compiler's own in-place groups)."""
@@ -20,10 +20,12 @@ _SHARE_OPS = _ELEMENTWISE | {"all-reduce"}
 _INSIDE = _ELEMENTWISE | {"copy"}  # (XLA's IsElementwiseOnOperand: a bitcast is not)
 
 
-def shareable_operands(instr: Instruction, operands: list[Instruction], module: Module) -> list[int]:
+def shareable_operands(instr: Instruction, operands: list[Instruction], module: Module,
+                       gpu: bool = False) -> list[int]:
     """Operand numbers whose buffer `instr`'s result may take over, by XLA's rule: the op is
     elementwise (or an all-reduce) on an operand of the result's shape, or a loop/input fusion
-    whose fused parameter only feeds elementwise ops of its shape."""
+    whose fused parameter only feeds elementwise ops of its shape; on a GPU, a fusion by the
+    GPU compiler's own rule (gpu_fusion_shares)."""
     dims = instr.shape.dims if instr.shape.is_array else None
     if dims is None:
         return []
@@ -31,6 +33,8 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
         # the TPU compiler states, op by op, which operands the result may be written
         # into (its buffer assignment follows that list, empty or not)
         return [k for k in backend_aliases(instr).get(0, ()) if k < len(operands)]
+    if gpu and instr.opcode == "fusion":
+        return [k for k, o in enumerate(operands) if gpu_fusion_shares(instr, k, o, module)]
     same = [k for k, o in enumerate(operands) if o.shape.is_array and o.shape.dims == dims]
     if instr.opcode in _SHARE_OPS:
         return same
@@ -48,6 +52,69 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
         for o in i.operands:
             users.setdefault(o, []).append(i)
     return [k for k in same if k in params and _elementwise_uses(params[k], users, dims)]
+
+
+def gpu_fusion_shares(fusion: Instruction, k: int, operand: Instruction, module: Module,
+                      index: int | None = None) -> bool:
+    """XLA's GPU rule for a fusion writing its result (element `index` of a multi-output
+    fusion's tuple) into operand k's buffer (FusionCanShareBufferHint): the operand has the
+    result's element count and element size (a bitcast apart is fine), and every path from
+    the fused parameter is elementwise on it (a copy is not), a bitcast, or a reduction the
+    emitter computes first, and reaches that result; a non-elementwise result reached
+    together with another output does not share."""
+    out = fusion.shape if index is None else fusion.shape.elements[index]
+    shape = operand.shape
+    if not (out.is_array and shape.is_array) or out.num_elements != shape.num_elements \
+            or out.element_bits != shape.element_bits:
+        return False
+    callee = module.by_name.get(fusion.called_computations[0]) if fusion.called_computations else None
+    root = callee.root if callee is not None else None
+    if root is None or (root.opcode == "tuple") != (index is not None):
+        return False
+    output = callee.by_name.get(root.operands[index]) if index is not None else root
+    param = next((p for p in callee.instructions if p.opcode == "parameter"
+                  and p.parameter_number == k), None)
+    if param is None or output is None:
+        return False
+    target = _through_bitcasts(callee, output) if output.opcode == "bitcast" else output
+    hero = _hero(callee, root)
+    users: dict[str, list[Instruction]] = {}
+    for i in callee.instructions:
+        for o in i.operands:
+            users.setdefault(o, []).append(i)
+    seen, queue, found = {param.name}, [param], False
+    while queue:
+        here = queue.pop()
+        found = found or here is output
+        if here is hero:
+            continue
+        for u in users.get(here.name, ()):
+            if u.name not in seen:
+                seen.add(u.name)
+                queue.append(u)
+            at = u.operands.index(here.name)
+            if u.opcode in ("bitcast", "tuple") or u is hero:
+                continue
+            if u.opcode == "dynamic-update-slice" and (at == 0 or u is target):
+                continue  # (in place on its first operand; the update itself, at the root)
+            if u.opcode not in _ELEMENTWISE:
+                return False
+    if index is not None and target.opcode not in _ELEMENTWISE:
+        others = [o for o in root.operands if o != output.name]
+        if any(o in seen for o in others):
+            return False
+    return found
+
+
+def _hero(callee: Computation, root: Instruction) -> Instruction | None:
+    """The reduction a reduction fusion's emitter computes first (its root's, or the first
+    reduce among a multi-output fusion's outputs, through bitcasts)."""
+    outputs = [callee.by_name.get(o) for o in root.operands] if root.opcode == "tuple" else [root]
+    for out in outputs:
+        out = _through_bitcasts(callee, out)
+        if out is not None and out.opcode == "reduce":
+            return out
+    return None
 
 
 def _elementwise_uses(param: Instruction, users: dict[str, list[Instruction]], dims) -> bool:
@@ -100,6 +167,12 @@ def in_place(instr: Instruction, module: Module) -> list[tuple[int, int]]:
     (through bitcasts), into the fusion operand its fused parameter names."""
     if instr.opcode in UPDATES:
         return [(0, 0)] if not instr.shape.is_tuple else []
+    if instr.opcode == "all-reduce-start" and "nvshmem" not in (instr.raw_attr("backend_config") or ""):
+        # (XLA's in-place pairs: operand k into result leaf k, or the one result; NVSHMEM's
+        # one-shot algorithm needs separate buffers)
+        if len(instr.operands) == 1:
+            return [(0, 0)]
+        return list(zip(leaf_offsets(instr.shape)[:-1], range(len(instr.operands))))
     if instr.opcode != "fusion" or not instr.called_computations:
         return []
     callee = module.by_name.get(instr.called_computations[0])
