@@ -144,3 +144,28 @@ def test_a_fused_chain_counts_its_continuation_once():
         assert len(x.clones) == 3  # (a clone of the gather in each fusion of the chain)
     sync = c["all-gather.38"]  # (the first layer's gather: nothing to hide it)
     assert (sync.is_async, sync.done, sync.overlap_instructions, sync.overlap_flops) == (False, None, 0, 0.0)
+
+
+@pytest.mark.parametrize("name", ["fsdp_train_h100x8", "fsdp_train_donated_h100x8", "matmul_k_h100x8",
+                                  "transformer_sharded_train_h100x8"])
+def test_gpu_async_collectives_count_once_as_xla_prints_them(name):
+    """A real deviceless GPU compile (fixtures/zoo): XLA's GPU pipeline prints async
+    collectives as `<op>-start` (reduce-scatter-start is async shorthand: the parser wraps its
+    reduce-scatter in a computation of its own). Each start is one logical collective, the
+    wrapped op not another; and each that XLA marks `"is_sync":true` is synchronous."""
+    import re
+
+    from conftest import FIXTURES
+
+    from hloscope.parser import load
+
+    path = FIXTURES / "zoo" / f"{name}.hlo.txt"
+    text = path.read_text()
+    starts = re.findall(r"%(\S+) = .*? (all-reduce|all-gather|reduce-scatter|all-to-all|"
+                        r"collective-permute)-start\(.*", text)
+    (m,) = load(path)
+    found = analyze(m).collectives
+    assert sorted(c.instruction for c in found) == sorted(s for s, _ in starts)
+    sync = {s for s, _ in starts
+            if re.search(rf'%{re.escape(s)} = .*"is_sync":true', text)}
+    assert {c.instruction for c in found if not c.is_async} == sync

@@ -24,7 +24,7 @@ from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE
 from hloscope.cost.ops import CostModel
 from hloscope.ir import Computation, Instruction, Module, Shape
-from hloscope.ir.opcodes import COLLECTIVES, MAY_BE_COLLECTIVE
+from hloscope.ir.opcodes import COLLECTIVES, MAY_BE_COLLECTIVE, async_shorthand
 from hloscope.ir.values import ReplicaGroups
 from hloscope.sharding.chains import fused_chains
 from hloscope.sharding.links import link_time
@@ -293,8 +293,10 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     read_groups: dict[int, tuple] = {}  # id(instr) -> _groups(instr, 1): read once
     by_text: dict[str | None, tuple] = {}  # replica_groups text -> _groups of it
     fusion_comps = module.fusion_computations()
-    # (an async-start's wrapped computation: its collective is the start's, not another one)
-    wrapped = {c for i in module.instructions() if i.opcode == "async-start" for c in i.called_computations}
+    # (an async-start's wrapped computation, also one printed as `<op>-start` shorthand such
+    # as the GPU's reduce-scatter-start: its collective is the start's, not another one)
+    wrapped = {c for i in module.instructions()
+               if i.opcode == "async-start" or async_shorthand(i.opcode) for c in i.called_computations}
     for comp in module.computations:
         if comp.name in wrapped:
             continue
