@@ -114,3 +114,23 @@ def test_fft_flops_equal_xla_cost_analysis(shape, transform):
     module = hloscope.load(compiled).module
     (fft,) = [i for i in module.instructions() if i.opcode == "fft"]
     assert CostModel(module).cost(fft).flops == compiled.cost_analysis()["flops"] > 0
+
+
+def test_causal_cudnn_attention_from_a_real_h100_compile():
+    """jax.nn.dot_product_attention(implementation="cudnn", is_causal=True), B=1, S=8192, H=8,
+    D=128, compiled deviceless for an H100 (fixtures/rules/H011/cudnn_attention_h100): one
+    fMHA call whose config says mask_type CAUSAL; the kernel skips the masked tiles, so half
+    of 4·B·H·S²·D, and half an exponential per score."""
+    from conftest import FIXTURES
+
+    from hloscope.cost.ops import CostModel
+    from hloscope.parser import load
+
+    (m,) = load(FIXTURES / "rules" / "H011" / "cudnn_attention_h100.hlo.txt")
+    (call,) = [i for i in m.instructions() if i.opcode == "custom-call"]
+    assert str(call.attr("custom_call_target")).startswith("__cudnn$fmha")
+    assert '"mask_type":"CAUSAL"' in (call.raw_attr("backend_config") or "").replace(" ", "")
+    cost = CostModel(m).compute(call)
+    b, s, h, d = 1, 8192, 8, 128
+    assert cost.flops == 4 * b * h * s * s * d / 2
+    assert cost.transcendentals == b * h * s * s / 2

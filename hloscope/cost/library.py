@@ -13,7 +13,8 @@ compute:
 - cuDNN fused attention (`__cudnn$fmha*`): the config's `intermediate_tensor_shape` is the
   score tensor [B, H, Sq, Skv]; with head dims Dqk (of q) and Dv (of v), forward is
   2·B·H·Sq·Skv·(Dqk + Dv) (QK^T and PV; 4·B·H·S²·D for one D), backward
-  2·B·H·Sq·Skv·(3·Dqk + 2·Dv) (S recomputed, dP, dV, dQ, dK); one exponential per score.
+  2·B·H·Sq·Skv·(3·Dqk + 2·Dv) (S recomputed, dP, dV, dQ, dK); one exponential per score;
+  half of each with a causal `mask_type` (the kernel skips the masked tiles).
 - TransformerEngine attention (`te_fused_attn_{forward,backward}_ffi`): the same, from the
   config's input_batch, attn_heads, q_max_seqlen, kv_max_seqlen, qk_head_dim, v_head_dim.
 
@@ -132,7 +133,11 @@ def _fmha(instr: Instruction, operands: list[Shape], backward: bool) -> tuple[fl
         return None
     b, h, sq, skv = dims
     dqk, dv = operands[0].dims[-1], operands[2].dims[-1]
-    return _attention(b, h, sq, skv, dqk, dv, backward)
+    flops, exps = _attention(b, h, sq, skv, dqk, dv, backward)
+    if isinstance(inner, dict) and str(inner.get("mask_type", "")).upper().startswith("CAUSAL"):
+        # (a causal mask: the kernel skips the tiles above the diagonal, half the scores)
+        return flops / 2, exps / 2
+    return flops, exps
 
 
 def _te(instr: Instruction, backward: bool) -> tuple[float, float] | None:
