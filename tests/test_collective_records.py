@@ -169,3 +169,31 @@ def test_gpu_async_collectives_count_once_as_xla_prints_them(name):
     sync = {s for s, _ in starts
             if re.search(rf'%{re.escape(s)} = .*"is_sync":true', text)}
     assert {c.instruction for c in found if not c.is_async} == sync
+
+
+@pytest.mark.parametrize("name", ["fsdp_train_h100x8", "transformer_sharded_train_h100x8"])
+def test_h008_on_real_gpu_compiles_flags_what_xla_left_synchronous(name):
+    """H008 on deviceless H100 compiles: it flags the collectives XLA's GPU scheduler marked
+    `"is_sync":true` (nothing overlaps them) and none of the async ones XLA scheduled other
+    ops inside (read off the text: instructions between a start and its done)."""
+    import re
+
+    from conftest import FIXTURES
+
+    from hloscope.lint import LintOptions, lint_files
+
+    path = FIXTURES / "zoo" / f"{name}.hlo.txt"
+    lines = path.read_text().splitlines()
+    sync, busy = set(), set()
+    for k, line in enumerate(lines):
+        m = re.match(r"\s*%(\S+) = .*? \S+-start\(", line)
+        if m is None or "collective_backend_config" not in line:
+            continue
+        done = next(d for d, text in enumerate(lines[k + 1:], k + 1) if f"-done(%{m.group(1)})" in text)
+        if '"is_sync":true' in line:
+            sync.add(m.group(1))
+        elif any(re.search(r"= \S+ (fusion|custom-call)\(", t) for t in lines[k + 1:done]):
+            busy.add(m.group(1))
+    flagged = {f.instruction for f in lint_files([path], LintOptions(select=["H008"], chip="h100")).findings}
+    assert sync and busy  # (both kinds are in these compiles)
+    assert flagged and flagged <= sync and not (flagged & busy)
