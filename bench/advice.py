@@ -10,9 +10,12 @@ on the figure the rule is about, from XLA's own analysis where XLA has one:
   per-op estimates do not see overlap);
 - padded: the HBM bytes of the program's buffers as laid out (tiles and padding; the layout
   math matches libtpu's allocation sizes, fixtures/layout_sizes.json);
-- a kernel's own figure (VMEM footprint, largest vector value) where XLA has none;
-- none: what the advice buys is not in any static figure (a Mosaic kernel gets no XLA
-  estimate; pipelining and megacore show only in a capture: T005-T007).
+- a Pallas kernel's time: libtpu's static LLO estimate of it, in cycles (its custom call
+  carries no estimated_cycles; fixtures/generate.py records the estimate in the manifest,
+  from --xla_jf_dump_static_llo_profile_to);
+- error: a kernel's numerical error, run in Pallas interpret mode on the CPU against numpy's
+  float64 product (K001: accumulation precision);
+- none: what the advice buys is not in any static figure (T005-T007: only in a capture).
 
 A row is "better" when the fix lowers that figure; the rule must fire before and be silent
 after. Rules whose advice does not help on their own case are listed as such, not hidden.
@@ -82,16 +85,16 @@ CASES = [
     Case("H012", "H012_near_full_h100", "H012_donated_h100", "peak", "the input donated"),
     Case("H013", "H013_tiny_loop_v5e", "H013_vectorized_loop_v5e", "time",
          "the loop written as one array op (its closed form)"),
-    Case("K001", "K001_output_accumulator_v5e", "K001_scratch_accumulator_v5e", "none",
+    Case("K001", "K001_output_accumulator_v5e", "K001_scratch_accumulator_v5e", "error",
          "an f32 VMEM scratch accumulator, o_ref written once"),
-    Case("K002", "K002_unaligned_block_v5e", "K002_aligned_block_v5e", "none",
+    Case("K002", "K002_unaligned_block_v5e", "K002_aligned_block_v5e", "time",
          "(8,128)-aligned blocks"),
-    Case("K003", "K003_vmem_over_scoped_v5e", "K003_vmem_within_scoped_v5e", "vmem",
+    Case("K003", "K003_vmem_over_scoped_v5e", "K003_vmem_within_scoped_v5e", "time",
          "blocks within the scoped VMEM limit"),
-    Case("K004", "K004_huge_vector_v5e", "K004_small_vector_v5e", "vector", "smaller blocks"),
-    Case("K005", "K005_two_step_grid_v5e", "K005_sixteen_step_grid_v5e", "none",
-         "a longer grid of smaller blocks"),
-    Case("K006", "K006_arbitrary_only_v5p", "K006_parallel_axes_v5p", "none",
+    Case("K004", "K004_huge_vector_v5e", "K004_one_mib_vector_v5e", "time", "1 MiB blocks"),
+    Case("K005", "K005_two_step_grid_v5e", "K005_eight_step_grid_v5e", "time",
+         "a longer grid of 1 MiB blocks"),
+    Case("K006", "K006_arbitrary_only_v5p", "K006_parallel_axes_v5p", "time",
          "independent grid axes marked parallel"),
 ]
 
@@ -107,11 +110,14 @@ def _figures(name: str, entry: dict) -> dict:
     (m,) = load(ROOT / "fixtures" / entry["file"])
     chip = resolve_chip(m, entry["topology"].split(":")[0] if entry.get("topology") else None).chip
     report = roofline(m, chip, kernel_costs=body_costs(m))
-    cycles = [r.estimated_cycles * r.times for r in report.rows if r.estimated_cycles]
+    cycles = {r.instruction: r.estimated_cycles * r.times for r in report.rows if r.estimated_cycles}
+    for op, n in entry.get("llo_estimated_cycles", {}).items():
+        cycles.setdefault(op, n)  # (a Pallas kernel: libtpu's static LLO estimate of it)
     xla = entry.get("cost_analysis", {})
     mem = entry.get("memory_analysis", {})
     out = {
-        "xla_cycles": sum(cycles) if cycles and chip.platform == "tpu" else None,
+        "xla_cycles": sum(cycles.values()) if cycles and chip.platform == "tpu" else None,
+        "error": entry.get("numerics", {}).get("max_error"),
         "step_seconds": (step := estimate(m, chip, report)).step_seconds,
         "exposed": step.exposed_seconds,
         "padded": report.totals.hbm_bytes,
@@ -183,6 +189,8 @@ def _fmt(value, figure: str, unit: str) -> str:
         return f"{value / 2**20:,.2f} MiB"
     if figure == "exposed":
         return f"{value * 1e6:,.2f} us"
+    if figure == "error":
+        return f"{value:.2%} max error"
     if figure.startswith("time") and unit == "cycles" and figure == "time":
         return f"{value:,.0f} cycles"
     if figure == "time":
@@ -201,7 +209,8 @@ def table(data: list[dict]) -> str:
                               " (hloscope step, before optimization)" if r["before"].endswith("preopt") else
                               " (hloscope step)" if r["figure"].startswith("time") else
                               " (XLA memory_analysis)" if r["figure"] == "peak" else
-                              " (XLA cost_analysis)" if r["figure"] == "bytes" else "")
+                              " (XLA cost_analysis)" if r["figure"] == "bytes" else
+                              " (interpret mode vs float64)" if r["figure"] == "error" else "")
         ok = ("yes" if r["better"] else "no static figure" if r["figure"] == "none" else
               "same" if r["value_before"] == r["value_after"] else "NO")
         lines.append(f"| {r['code']} | {r['before'].split('_', 1)[1]} -> {r['fix']} | {what} | "

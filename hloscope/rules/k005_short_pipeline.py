@@ -35,6 +35,9 @@ class ShortPipeline(KernelRule):
                 f"{human_bytes(moved)} of blocks per step: the first load and last store are "
                 f"not overlapped with compute",
                 evidence={"grid": s.grid, "steps": s.grid_steps, "block_bytes": moved},
-                help="Use smaller blocks so the grid has several steps per core; the pipeline "
-                     "then overlaps each step's DMA with the previous step's compute.",
+                help="Use blocks of about 1 MiB so the grid has several steps per core; the "
+                     "pipeline then overlaps each step's DMA with the previous step's compute. "
+                     "Much smaller blocks cost more again: each grid step has a fixed overhead "
+                     "(libtpu's static estimate of an 8 MiB copy: 1 step 37,805 cycles, 2 steps "
+                     "20,790, 8 steps 19,397, 32 steps 30,897).",
             )
