@@ -293,8 +293,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     read_groups: dict[int, tuple] = {}  # id(instr) -> _groups(instr, 1): read once
     by_text: dict[str | None, tuple] = {}  # replica_groups text -> _groups of it
     fusion_comps = module.fusion_computations()
-    # (an async-start's wrapped computation, also one printed as `<op>-start` shorthand such
-    # as the GPU's reduce-scatter-start: its collective is the start's, not another one)
+    # (an async-start's wrapped computation, or a `<op>-start` shorthand's: its collective is the start's)
     wrapped = {c for i in module.instructions()
                if i.opcode == "async-start" or async_shorthand(i.opcode) for c in i.called_computations}
     for comp in module.computations:
