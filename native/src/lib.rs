@@ -1,0 +1,95 @@
+//! hloscope's compiled scanner (issue #37, first step): HLO text -> a compact module table.
+//! The pure-Rust scanner is `scan`; with the `python` feature, PyO3 bindings expose it to
+//! hloscope (`hloscope_native.scan`, `.opcode_counts`, `.count`). A panic inside never
+//! reaches Python as a crash: it is caught and raised as a RuntimeError.
+
+pub mod scan;
+
+#[cfg(feature = "python")]
+mod python {
+    use crate::scan::{scan, Span, Table};
+    use pyo3::exceptions::PyRuntimeError;
+    use pyo3::prelude::*;
+    use pyo3::types::{PyDict, PyList};
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    fn guarded<T>(f: impl FnOnce() -> T) -> PyResult<T> {
+        catch_unwind(AssertUnwindSafe(f)).map_err(|e| {
+            let why = e
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| e.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            PyRuntimeError::new_err(format!("hloscope_native: internal error: {why}"))
+        })
+    }
+
+    fn text_of(text: &str, sp: Span) -> &str {
+        &text[sp.0 as usize..sp.1 as usize]
+    }
+
+    /// The module table of an HLO text, as Python lists: module name; computations as
+    /// (name, entry, first instruction, end); per instruction its name, opcode, shape text,
+    /// operand names, 1-based line and ROOT flag; and the lines not understood.
+    #[pyfunction]
+    fn scan_table<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
+        let t: Table = py.allow_threads(|| guarded(|| scan(text)))?;
+        let d = PyDict::new(py);
+        d.set_item("module", text_of(text, t.module))?;
+        let comps: Vec<(&str, bool, u32, u32)> = t
+            .computations
+            .iter()
+            .map(|c| (text_of(text, c.name), c.entry, c.first, c.end))
+            .collect();
+        d.set_item("computations", comps)?;
+        let names: Vec<&str> = t.names.iter().map(|&s| text_of(text, s)).collect();
+        d.set_item("names", PyList::new(py, names)?)?;
+        let opcode_names = PyList::new(py, &t.opcode_names)?;
+        let ops: Vec<Bound<'_, PyAny>> = t
+            .opcodes
+            .iter()
+            .map(|&o| opcode_names.get_item(o as usize))
+            .collect::<PyResult<_>>()?;
+        d.set_item("opcodes", PyList::new(py, ops)?)?;
+        let shapes: Vec<&str> = t.shapes.iter().map(|&s| text_of(text, s)).collect();
+        d.set_item("shapes", PyList::new(py, shapes)?)?;
+        let operands = PyList::empty(py);
+        for i in 0..t.len() {
+            let names: Vec<&str> = t.operands(i).iter().map(|&s| text_of(text, s)).collect();
+            operands.append(PyList::new(py, names)?)?;
+        }
+        d.set_item("operands", operands)?;
+        d.set_item("lines", t.lines)?;
+        d.set_item("roots", t.roots)?;
+        d.set_item("misses", t.misses)?;
+        Ok(d)
+    }
+
+    /// How many instructions of each opcode the text holds (what `hloscope stats` counts
+    /// first), and the lines not understood.
+    type Counts = (Vec<(String, u64)>, Vec<u32>);
+
+    #[pyfunction]
+    fn opcode_counts(py: Python<'_>, text: &str) -> PyResult<Counts> {
+        let t = py.allow_threads(|| guarded(|| scan(text)))?;
+        let mut counts = vec![0u64; t.opcode_names.len()];
+        for &o in &t.opcodes {
+            counts[o as usize] += 1;
+        }
+        Ok((t.opcode_names.iter().cloned().zip(counts).collect(), t.misses))
+    }
+
+    /// The scan alone, no Python objects made: the instruction count (for the bench).
+    #[pyfunction]
+    fn count(py: Python<'_>, text: &str) -> PyResult<usize> {
+        py.allow_threads(|| guarded(|| scan(text).len()))
+    }
+
+    #[pymodule]
+    fn hloscope_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add_function(wrap_pyfunction!(scan_table, m)?)?;
+        m.add_function(wrap_pyfunction!(opcode_counts, m)?)?;
+        m.add_function(wrap_pyfunction!(count, m)?)?;
+        Ok(())
+    }
+}

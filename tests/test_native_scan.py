@@ -1,0 +1,95 @@
+"""The compiled scanner (native/, issue #37's first step) against the parser: on every
+fixture and corpus module, the same computations, and per instruction the same name, opcode,
+shape and operand names; a line it cannot read is reported as a miss, never guessed. Skipped
+where the extension is not built (`pip install ./native`, which ./setup.sh does)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FIXTURES, corpus_files, fixture_files, rel
+
+from hloscope.parser import ParseError, load
+from hloscope.parser.attrs import parse_shape
+
+native = pytest.importorskip("hloscope_native")
+
+FILES = fixture_files() + corpus_files()
+
+
+def _table(text: str) -> dict:
+    return native.scan_table(text)
+
+
+@pytest.mark.parametrize("path", FILES, ids=rel)
+def test_the_table_equals_the_parsed_module(path):
+    text = path.read_text(encoding="utf-8", errors="replace")
+    t = _table(text)
+    try:
+        modules = load(path)
+    except ParseError:
+        return  # (the parser rejects it: nothing to compare; the scanner must only not crash)
+    if len(modules) != 1 or t["misses"]:
+        return  # (several modules in one file; or lines the scanner leaves to the parser)
+    (m,) = modules
+    written = {name for name, *_ in t["computations"]}
+    theirs = [c for c in m.computations if c.name in written]  # (not the parser's own async wrappers)
+    assert [name for name, *_ in t["computations"]] == [c.name for c in theirs]
+    assert t["module"] in (m.name, "")  # ("": no HloModule line; the parser names it)
+    for (name, entry, first, end), comp in zip(t["computations"], theirs):
+        assert entry == (comp is m.entry)
+        got = [(t["names"][i], t["opcodes"][i], tuple(t["operands"][i]), t["roots"][i])
+               for i in range(first, end)]
+        want = [(i.name, i.opcode, tuple(i.operands), i is comp.root) for i in comp.instructions]
+        assert got == want
+        for i, instr in zip(range(first, end), comp.instructions):
+            assert parse_shape(t["shapes"][i]) == instr.shape, (instr.name, t["shapes"][i])
+
+
+def test_most_real_modules_are_read_without_a_miss():
+    """Compiler output is one instruction per line (long attributes may go on over several):
+    the scanner reads all of it. Its misses are XLA's hand-written test inputs (operands over
+    several lines) and files that are not HLO text (buffer-assignment reports)."""
+    missed = [rel(p) for p in FILES if _table(p.read_text(encoding="utf-8", errors="replace"))["misses"]]
+    assert all("xla-hlo-import-tests" in p or "buffer-assignment" in p for p in missed), missed
+    assert len(missed) <= 10
+
+
+def test_opcode_counts_match_the_parsed_module():
+    path = next(p for p in FILES if p.name == "llm_v5p_big.hlo.txt")
+    counts, misses = native.opcode_counts(path.read_text(encoding="utf-8"))
+    (m,) = load(path)
+    want: dict[str, int] = {}
+    for i in m.instructions():
+        want[i.opcode] = want.get(i.opcode, 0) + 1
+    assert not misses and dict(counts) == want
+
+
+@pytest.mark.parametrize("text", ["", "}", "{", "HloModule", "ENTRY {", "x = (", '"', "\x00\xff",
+                                  "ENTRY %e {\n ROOT %r = f32[] a(\"\\\n", "ENTRY %e {\n  %a = f32[2 p(0)\n}\n"])
+def test_bad_text_is_a_miss_not_a_crash(text):
+    t = _table(text)
+    assert isinstance(t["misses"], list)
+
+
+def test_a_fuzz_smoke_of_real_text_never_crashes():
+    """300 random mutations of a real TPU module (bytes deleted, inserted, replaced by
+    brackets, quotes and newlines): the scanner returns a table every time (a panic would
+    reach Python as a RuntimeError)."""
+    import random
+
+    base = (FIXTURES / "tpu" / "mlp_v5e.hlo.txt").read_text(encoding="utf-8")
+    rng = random.Random(0)
+    alphabet = '(){}[]",%= \n\\/'
+    for _ in range(300):
+        text = list(base)
+        for _ in range(rng.randint(1, 8)):
+            at = rng.randrange(len(text))
+            how = rng.randrange(3)
+            if how == 0:
+                del text[at]
+            elif how == 1:
+                text.insert(at, rng.choice(alphabet))
+            else:
+                text[at] = rng.choice(alphabet)
+        t = _table("".join(text))
+        assert len(t["names"]) == len(t["opcodes"]) == len(t["operands"]) == len(t["shapes"])
