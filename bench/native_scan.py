@@ -1,7 +1,7 @@
 """The compiled scanner (native/, issue #37's first step) beside XLA's parser and hloscope's
-Python route, on the largest real modules here: MB/s and the ratio to XLA's parse of the
-same text in the same run, best of 3. The scanner is not yet the parser's route: these are
-the figures it would start from.
+parse (whose fast route reads instruction lines with the compiled line reader where it is
+built), on the largest real modules here: MB/s and the ratio to XLA's parse of the same text
+in the same run, best of 3.
 
     pip install ./native                  # (./setup.sh does it where cargo is)
     python3 bench/native_scan.py

@@ -93,3 +93,60 @@ def test_a_fuzz_smoke_of_real_text_never_crashes():
                 text[at] = rng.choice(alphabet)
         t = _table("".join(text))
         assert len(t["names"]) == len(t["opcodes"]) == len(t["operands"]) == len(t["shapes"])
+
+
+def _routes(text: str, name: str):
+    from irdump import dump_module
+
+    from hloscope.parser.fast.native import scan_native
+    from hloscope.parser.fast.scan import ScanMiss, scan_text
+
+    got = []
+    for route in (lambda: scan_native(native, text, name), lambda: scan_text(text, name)):
+        try:
+            got.append([dump_module(m) for m in route()])
+        except ScanMiss:
+            got.append("miss")
+        except Exception as e:  # (both routes raise the same errors on bad input)
+            got.append(type(e).__name__)
+    return got
+
+
+@pytest.mark.parametrize("path", FILES, ids=rel)
+def test_the_native_line_reader_builds_the_regex_routes_modules(path):
+    """The parser's fast route with the compiled line reader gives the same IR (every
+    instruction, attribute text and position) as the whole-line pattern's, or misses
+    where it does."""
+    native_ir, regex_ir = _routes(path.read_text(encoding="utf-8", errors="replace"), path.name)
+    assert native_ir == regex_ir
+
+
+def test_the_native_line_reader_agrees_on_mutants():
+    """400 random mutations of real modules: the two routes build the same IR, or both miss."""
+    import random
+
+    rng = random.Random(1)
+    bases = [(FIXTURES / "tpu" / n).read_text(encoding="utf-8")
+             for n in ("mlp_v5e.hlo.txt", "fsdp_async_fusion_v5p.hlo.txt")]
+    alphabet = '(){}[]",%= \n\\/\'\t,=x1'
+    for k in range(400):
+        text = list(bases[k % 2])
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(text))
+            how = rng.randrange(3)
+            if how == 0:
+                del text[at]
+            elif how == 1:
+                text.insert(at, rng.choice(alphabet))
+            else:
+                text[at] = rng.choice(alphabet)
+        native_ir, regex_ir = _routes("".join(text), f"mutant{k}")
+        assert native_ir == regex_ir, k
+
+
+def test_the_parser_uses_the_native_reader_when_built(monkeypatch):
+    from hloscope.parser.fast.native import available
+
+    assert available() is native
+    monkeypatch.setenv("HLOSCOPE_PLAIN", "1")
+    assert available() is None  # (the plain route: pure Python)

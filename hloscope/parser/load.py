@@ -154,11 +154,13 @@ def _parse(text: str, path: str, strict: bool, scan: bool = True) -> list[Module
 def _scanned(text: str, path: str) -> list[Module] | None:
     """The fast scan's modules, unchecked; None when the grammar must decide (same IR, or
     a located error)."""
+    from hloscope.parser.fast.native import available, scan_native
     from hloscope.parser.fast.scan import ScanMiss, scan_text
     from hloscope.parser.reader import lark_errors
 
     try:
-        return scan_text(text, path)
+        native = available()  # (the compiled line reader: the same modules, faster)
+        return scan_native(native, text, path) if native is not None else scan_text(text, path)
     except (ScanMiss, ValueError, KeyError, IndexError, TypeError, *lark_errors()):
         return None
 

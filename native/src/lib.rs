@@ -3,6 +3,7 @@
 //! hloscope (`hloscope_native.scan`, `.opcode_counts`, `.count`). A panic inside never
 //! reaches Python as a crash: it is caught and raised as a RuntimeError.
 
+pub mod lines;
 pub mod scan;
 
 #[cfg(feature = "python")]
@@ -85,8 +86,32 @@ mod python {
         py.allow_threads(|| guarded(|| scan(text).len()))
     }
 
+    /// The parser's fast route, line by line (`lines.rs`): for each line of the text, its
+    /// 1-based number when the Python line scanner must read it, or the fields of the
+    /// instruction it is: (line, indent, root, name, shape, opcode, operands, literal or
+    /// None, attribute text).
+    #[pyfunction]
+    fn lines<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        use crate::lines::{line, Line};
+        let out = PyList::empty(py);
+        let split: Vec<&str> = text.split('\n').collect();
+        let read: Vec<Line> = py.allow_threads(|| guarded(|| split.iter().map(|s| line(s)).collect()))?;
+        for (k, l) in read.into_iter().enumerate() {
+            let no = k + 1;
+            match l {
+                Line::Other => out.append(no)?,
+                Line::Instruction(f) => {
+                    let operands = pyo3::types::PyTuple::new(py, f.operands)?;
+                    out.append((no, f.indent, f.root, f.name, f.shape, f.opcode, operands, f.literal, f.attrs))?
+                }
+            }
+        }
+        Ok(out)
+    }
+
     #[pymodule]
     fn hloscope_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add_function(wrap_pyfunction!(lines, m)?)?;
         m.add_function(wrap_pyfunction!(scan_table, m)?)?;
         m.add_function(wrap_pyfunction!(opcode_counts, m)?)?;
         m.add_function(wrap_pyfunction!(count, m)?)?;

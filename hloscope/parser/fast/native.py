@@ -1,0 +1,81 @@
+"""The fast path with the compiled line reader (`native/`, module `hloscope_native`): the
+same modules as `scan.scan_text`, faster.
+
+`hloscope_native.lines` splits each instruction line that the whole-line pattern `LINE`
+would take into the fields `scan_text` reads from LINE's groups (it takes no line LINE would
+not: see native/src/lines.rs); every other line goes to the same line scanner (`_Lines`).
+So the IR is the one `scan_text` builds, which the equivalence and fuzz tests hold to the
+grammar's. Used when the extension is installed and HLOSCOPE_PLAIN is not set.
+"""
+
+from __future__ import annotations
+
+from hloscope.ir import Module
+from hloscope.ir.instruction import Instruction
+from hloscope.parser.fast.patterns import literal_ok
+from hloscope.parser.fast.scan import _NONES, ScanMiss, _Lines
+from hloscope.parser.reader import READER
+
+
+def available():
+    """The extension module, or None (not built, or HLOSCOPE_PLAIN=1)."""
+    from hloscope import _speed
+
+    if not _speed.enabled():
+        return None
+    try:
+        import hloscope_native
+    except ImportError:
+        return None
+    return hloscope_native if hasattr(hloscope_native, "lines") else None
+
+
+def scan_native(native, text: str, path: str) -> list[Module]:
+    """Scan a whole file into modules (as scan_text does); raises ScanMiss when unsure."""
+    lines = _Lines(path)
+    shapes = lines.shapes
+    opcodes: dict[str, str] = {}
+    raw: list[str] | None = None
+    gap = 0  # the first line of the run of lines the line scanner reads, or 0
+    for item in native.lines(text):
+        if item.__class__ is int:
+            if not gap:
+                gap = item
+            continue
+        lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text = item
+        if gap:
+            if raw is None:
+                raw = text.split("\n")
+            lines.feed(raw[gap - 1:lineno - 1], gap)
+            gap = 0
+        comp = lines.comp if lines.pending is None else None
+        if comp is None:  # (not inside a computation: the line scanner decides)
+            if raw is None:
+                raw = text.split("\n")
+            lines.feed([raw[lineno - 1]], lineno)
+            continue
+        if literal is not None:
+            literal = literal.strip()
+            if not literal_ok(literal):
+                raise ScanMiss("literal")
+        shape_text, shape = shapes.get(shape_text) or lines.shape(shape_text)
+        opcode = opcodes.setdefault(opcode, opcode)
+        n = len(operands)
+        comp.instructions.append(Instruction(
+            name, opcode, shape_text, operands, _NONES[n] if n < 64 else (None,) * n, None, literal,
+            root, lineno, indent + 1, comp.name, shape, attr_text, READER))
+    if gap:
+        if raw is None:
+            raw = text.split("\n")
+        lines.feed(raw[gap - 1:], gap)
+    if lines.pending is not None:
+        raise ScanMiss("unclosed bracket")
+    if lines.comp is not None:
+        raise ScanMiss("unclosed computation")
+    modules = lines.modules
+    if not modules:
+        raise ScanMiss("no module")
+    for mod in modules:
+        if not mod.name and mod.entry is not None:
+            mod.name = "module_" + mod.entry.name
+    return modules

@@ -1,0 +1,390 @@
+//! The parser's fast route, line by line: each instruction line that hloscope's whole-line
+//! pattern (`hloscope/parser/fast/patterns.py`, `LINE`) would take, split into the fields the
+//! Python scanner builds an `Instruction` from; every other line (headers, closing braces,
+//! debug tables, comments, continued or unusual lines) is left to the Python line scanner.
+//!
+//! The rule is "never take a line `LINE` would not": names are `[A-Za-z_][A-Za-z0-9_.-]*`,
+//! operands plain names (typed operands go to Python), literals only for constant/parameter,
+//! the attribute list `, key=value` items whose values pair their brackets within the depths
+//! `LINE` allows (three levels of any kind, or the JSON form of backend configs: `{` then up
+//! to seven more of `[{`, `[{`, `[{`, `[{`, `{`, `[`, `{`), strings closed on the line, no
+//! blank before a `key=` at a value's top level, and no `/`, `'` or control character
+//! outside strings. A line that passes is one `LINE` takes with the same groups, so the
+//! Python scanner builds the same IR from these fields.
+
+pub enum Line<'a> {
+    Other,
+    Instruction(Fields<'a>),
+}
+
+pub struct Fields<'a> {
+    pub indent: usize,
+    pub root: bool,
+    pub name: &'a str,
+    pub shape: &'a str,
+    pub opcode: &'a str,
+    pub operands: Vec<&'a str>, // without `%`
+    pub literal: Option<&'a str>, // the text inside constant(...) / parameter(...)
+    pub attrs: &'a str, // from the first `,` after the operands to the end of the line, or ""
+}
+
+const JSON_LEVELS: [&[u8]; 7] = [b"[{", b"[{", b"[{", b"[{", b"{", b"[", b"{"];
+
+fn name_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+fn name_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'-'
+}
+
+fn control(c: u8) -> bool {
+    c < 0x09 || (0x0b..=0x1f).contains(&c) || c == 0x7f
+}
+
+/// A name at `i`: its end.
+fn name(b: &[u8], i: usize) -> Option<usize> {
+    if i < b.len() && name_start(b[i]) {
+        let mut j = i + 1;
+        while j < b.len() && name_byte(b[j]) {
+            j += 1;
+        }
+        Some(j)
+    } else {
+        None
+    }
+}
+
+fn blanks(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// A string `"..."` at `i` (escapes; not past the line): its end.
+fn string(b: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return Some(i + 1),
+            b'\\' => {
+                if i + 1 >= b.len() {
+                    return None;
+                }
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+fn closer(open: u8) -> u8 {
+    match open {
+        b'(' => b')',
+        b'[' => b']',
+        _ => b'}',
+    }
+}
+
+/// A bracketed group at `i` whose nesting `LINE` accepts: its end.
+fn group(b: &[u8], i: usize) -> Option<usize> {
+    let top = b[i];
+    let mut stack = vec![top];
+    let (mut deepest, mut json) = (1usize, top == b'{');
+    let mut j = i + 1;
+    while j < b.len() {
+        let c = b[j];
+        match c {
+            b'"' => {
+                j = string(b, j)?;
+                continue;
+            }
+            b'(' | b'[' | b'{' => {
+                stack.push(c);
+                let depth = stack.len();
+                deepest = deepest.max(depth);
+                if depth > 8 || depth >= 2 && !JSON_LEVELS[depth - 2].contains(&c) {
+                    json = false;
+                }
+            }
+            b')' | b']' | b'}' => {
+                let open = stack.pop()?;
+                if closer(open) != c {
+                    return None;
+                }
+                if stack.is_empty() {
+                    return (deepest <= 3 || json).then_some(j + 1);
+                }
+            }
+            b'/' | b'\'' => return None,
+            _ if control(c) => return None,
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+/// One attribute value at `i` (`LINE`'s `_VALUE`): its end, at a top-level `,` or the line's.
+fn value(b: &[u8], mut i: usize) -> Option<usize> {
+    let start = i;
+    while i < b.len() {
+        match b[i] {
+            b',' => break,
+            b' ' | b'\t' => {
+                let after = blanks(b, i);
+                // (a blank before `key=` is a lost comma: not one value)
+                let mut k = after;
+                if k < b.len() && b[k] == b'%' {
+                    k += 1;
+                }
+                if let Some(e) = name(b, k) {
+                    if blanks(b, e) < b.len() && b[blanks(b, e)] == b'=' {
+                        return None;
+                    }
+                }
+                i = after;
+            }
+            b'"' => i = string(b, i)?,
+            b'(' | b'[' | b'{' => i = group(b, i)?,
+            b')' | b']' | b'}' | b'/' | b'\'' => return None,
+            c if control(c) => return None,
+            _ => i += 1,
+        }
+    }
+    (i > start).then_some(i)
+}
+
+/// `, key=value` items to the end of the line.
+fn attributes(b: &[u8], mut i: usize) -> bool {
+    while i < b.len() {
+        if b[i] != b',' {
+            return false;
+        }
+        i = blanks(b, i + 1);
+        let Some(e) = name(b, i) else { return false };
+        if e >= b.len() || b[e] != b'=' {
+            return false;
+        }
+        match value(b, e + 1) {
+            Some(end) => i = end,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// An array shape `LINE` takes (`[a-z][a-z0-9]*\[...\]({...})?`, no nested braces) or a
+/// tuple shape (parentheses nested at most three deep): its end.
+fn shape(b: &[u8], i: usize) -> Option<usize> {
+    if i >= b.len() {
+        return None;
+    }
+    if b[i] == b'(' {
+        let mut depth = 0;
+        let mut j = i;
+        while j < b.len() {
+            match b[j] {
+                b'(' => {
+                    depth += 1;
+                    if depth > 3 {
+                        return None;
+                    }
+                }
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(j + 1);
+                    }
+                }
+                b'/' | b'\n' => return None,
+                _ => {}
+            }
+            j += 1;
+        }
+        return None;
+    }
+    if !b[i].is_ascii_lowercase() {
+        return None;
+    }
+    let mut j = i + 1;
+    while j < b.len() && (b[j].is_ascii_lowercase() || b[j].is_ascii_digit()) {
+        j += 1;
+    }
+    if j >= b.len() || b[j] != b'[' {
+        return None;
+    }
+    while j < b.len() && b[j] != b']' {
+        if b[j] == b'/' {
+            return None;
+        }
+        j += 1;
+    }
+    if j >= b.len() {
+        return None;
+    }
+    j += 1;
+    if j < b.len() && b[j] == b'{' {
+        while j < b.len() && b[j] != b'}' {
+            if b[j] == b'{' && b[j - 1] != b']' || b[j] == b'/' {
+                return None;
+            }
+            j += 1;
+        }
+        if j >= b.len() {
+            return None;
+        }
+        j += 1;
+    }
+    Some(j)
+}
+
+/// One line (no newline).
+pub fn line(s: &str) -> Line<'_> {
+    match fields(s) {
+        Some(f) => Line::Instruction(f),
+        None => Line::Other,
+    }
+}
+
+fn fields(s: &str) -> Option<Fields<'_>> {
+    let b = s.as_bytes();
+    let indent = blanks(b, 0);
+    let mut i = indent;
+    let mut root = false;
+    if b[i..].starts_with(b"ROOT") && i + 4 < b.len() && (b[i + 4] == b' ' || b[i + 4] == b'\t') {
+        root = true;
+        i = blanks(b, i + 4);
+    }
+    if i < b.len() && b[i] == b'%' {
+        i += 1;
+    }
+    let name_at = i;
+    i = name(b, i)?;
+    let name_end = i;
+    i = blanks(b, i);
+    if i >= b.len() || b[i] != b'=' {
+        return None;
+    }
+    i = blanks(b, i + 1);
+    let shape_at = i;
+    i = shape(b, i)?;
+    let shape_end = i;
+    let after = blanks(b, i);
+    if after == i {
+        return None;
+    }
+    let op_at = after;
+    let op_end = name(b, op_at)?;
+    if op_end >= b.len() || b[op_end] != b'(' {
+        return None;
+    }
+    let opcode = &s[op_at..op_end];
+    let literal_op = opcode == "constant" || opcode == "parameter";
+    // the operands: up to the first `)` (LINE's groups hold no parenthesis)
+    let inner_at = op_end + 1;
+    let mut k = inner_at;
+    while k < b.len() && b[k] != b')' {
+        if b[k] == b'(' || b[k] == b'/' || b[k] == b'\n' || control(b[k]) {
+            return None;
+        }
+        k += 1;
+    }
+    if k >= b.len() {
+        return None;
+    }
+    let inner = &s[inner_at..k];
+    let mut operands = Vec::new();
+    let mut literal = None;
+    if literal_op {
+        if inner.contains('[') {
+            return None; // (a typed operand in LINE's eyes, or a form the grammar decides)
+        }
+        literal = Some(inner);
+    } else if !inner.is_empty() {
+        // `%?name(,[ \t]*%?name)*`, exactly
+        let ib = inner.as_bytes();
+        let mut p = 0;
+        loop {
+            if p < ib.len() && ib[p] == b'%' {
+                p += 1;
+            }
+            let e = name(ib, p)?;
+            operands.push(&inner[p..e]);
+            if e == ib.len() {
+                break;
+            }
+            if ib[e] != b',' {
+                return None;
+            }
+            p = blanks(ib, e + 1);
+        }
+    }
+    let rest_at = k + 1;
+    let rest = &s[rest_at..];
+    let attrs = if rest.bytes().all(|c| c == b' ' || c == b'\t') {
+        ""
+    } else {
+        if !attributes(b, rest_at) {
+            return None;
+        }
+        rest
+    };
+    Some(Fields {
+        indent,
+        root,
+        name: &s[name_at..name_end],
+        shape: &s[shape_at..shape_end],
+        opcode,
+        operands,
+        literal,
+        attrs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn take(s: &str) -> Option<Fields<'_>> {
+        match line(s) {
+            Line::Instruction(f) => Some(f),
+            Line::Other => None,
+        }
+    }
+
+    #[test]
+    fn takes_printed_instruction_lines() {
+        let f = take("  ROOT %r = f32[8]{0} reduce(%p, %c), dimensions={1}, to_apply=%add").unwrap();
+        assert!(f.root && f.indent == 2);
+        assert_eq!((f.name, f.shape, f.opcode), ("r", "f32[8]{0}", "reduce"));
+        assert_eq!(f.operands, ["p", "c"]);
+        assert_eq!(f.attrs, ", dimensions={1}, to_apply=%add");
+        let f = take("  %c = f32[] constant(1)  ").unwrap();
+        assert_eq!((f.literal, f.attrs), (Some("1"), ""));
+        let json = r#"  %f = bf16[8,128]{1,0:T(8,128)(2,1)} fusion(%a), kind=kLoop, calls=%g, backend_config={"a":[{"b":{"c":["1"]}}],"s":"x/y'z"}"#;
+        assert!(take(json).is_some());
+        let t = take("  %t = (f32[2]{0}, (s32[], u8[0]{0})) tuple(%a, %b)").unwrap();
+        assert_eq!(t.shape, "(f32[2]{0}, (s32[], u8[0]{0}))");
+    }
+
+    #[test]
+    fn leaves_other_lines_to_python() {
+        for s in [
+            "HloModule m", "ENTRY %e (p: f32[]) -> f32[] {", "}", "", "  // comment",
+            "  %a = f32[2]{0} add(%b , %c)",               // blank before a comma
+            "  %a = f32[2]{0} add(f32[2]{0} %b, %c)",      // typed operands
+            "  %a = f32[2]{0} add(%b), kind=kLoop calls=%f", // a lost comma
+            "  %a = f32[2]{0} add(%b), x=a/b",             // a comment-like slash
+            "  %a = f32[2]{0} add(%b), x={((((1))))}",     // nested deeper than LINE takes
+            "  %a = f32[2]{0} add(%b), x=\"open",           // an open string
+            "  %a = f32[2]{0} add(%b), x={\n",              // continued below
+            "  %a = f32[2]{0} add(%b) , x=1",              // a blank before the first comma
+            "  %a = f32[2]{0} custom-call(%b), x=(1]",     // mismatched brackets
+        ] {
+            assert!(take(s).is_none(), "{s}");
+        }
+    }
+}
