@@ -1,0 +1,69 @@
+//! A time-boxed fuzz run over real compiler output (issue #37 point 5): random mutations of
+//! fixture modules (bytes deleted, inserted, replaced by brackets, quotes, newlines, `%`,
+//! `=`), each read by `scan` and, line by line, by `lines::line`. Neither may panic, and
+//! every span must lie inside the text. `cargo test --no-default-features` runs it for 2 seconds;
+//! `FUZZ_SECONDS=600 cargo test --no-default-features --release --test fuzz -- --nocapture`
+//! runs it for ten
+//! minutes (the run stated in bench/README.md). (`--no-default-features`: without the
+//! Python bindings, which link against the interpreter only inside Python.)
+
+use hloscope_native::lines::{line, Line};
+use hloscope_native::scan::scan;
+use std::time::{Duration, Instant};
+
+const BASES: [&str; 4] = [
+    include_str!("../../fixtures/tpu/mlp_v5e.hlo.txt"),
+    include_str!("../../fixtures/tpu/fsdp_async_fusion_v5p.hlo.txt"),
+    include_str!("../../fixtures/zoo/convnet_train_h100.hlo.txt"),
+    include_str!("../../fixtures/rules/G001/tile_overhang_gpu.hlo.txt"),
+];
+
+#[test]
+fn mutations_of_real_modules_never_panic() {
+    let seconds: u64 = std::env::var("FUZZ_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let stop = Instant::now() + Duration::from_secs(seconds);
+    let mut seed = 0x2545f4914f6cdd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let alphabet = b"(){}[]\",%= \n\t\\/'xROOT0:";
+    let (mut cases, mut instructions) = (0u64, 0u64);
+    while Instant::now() < stop {
+        let base = BASES[(next() % BASES.len() as u64) as usize].as_bytes();
+        let mut v = base.to_vec();
+        for _ in 0..(1 + next() % 16) {
+            if v.is_empty() {
+                break;
+            }
+            let at = (next() % v.len() as u64) as usize;
+            match next() % 4 {
+                0 => {
+                    v.remove(at);
+                }
+                1 => v.insert(at, alphabet[(next() % alphabet.len() as u64) as usize]),
+                2 => v[at] = alphabet[(next() % alphabet.len() as u64) as usize],
+                _ => {
+                    let n = (next() % 64) as usize;
+                    let end = (at + n).min(v.len());
+                    v.drain(at..end);
+                }
+            }
+        }
+        let text = String::from_utf8_lossy(&v).into_owned();
+        let t = scan(&text);
+        let n = text.len() as u32;
+        assert!(t.names.iter().chain(&t.shapes).chain(&t.operand_spans).all(|&(a, b)| a <= b && b <= n));
+        for l in text.split('\n') {
+            if let Line::Instruction(f) = line(l) {
+                instructions += 1;
+                assert!(f.name.len() <= l.len() && f.attrs.len() <= l.len());
+            }
+        }
+        cases += 1;
+    }
+    eprintln!("fuzz: {cases} mutated modules, {instructions} instruction lines read, no panic");
+    assert!(cases > 0);
+}
