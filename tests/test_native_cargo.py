@@ -27,5 +27,6 @@ def test_cargo_test_passes():
 def test_cargo_clippy_is_clean():
     if _cargo("clippy", "--version").returncode != 0:
         pytest.skip("clippy is not installed")
-    done = _cargo("clippy", "--no-default-features", "--all-targets", "--quiet", "--", "-D", "warnings")
-    assert done.returncode == 0, done.stderr[-3000:]
+    for features in (["--no-default-features", "--all-targets"], ["--lib"]):  # (and the bindings)
+        done = _cargo("clippy", *features, "--quiet", "--", "-D", "warnings")
+        assert done.returncode == 0, done.stderr[-3000:]
