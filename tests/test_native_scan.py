@@ -147,6 +147,7 @@ def test_the_native_line_reader_agrees_on_mutants():
 def test_the_parser_uses_the_native_reader_when_built(monkeypatch):
     from hloscope.parser.fast.native import available
 
+    monkeypatch.delenv("HLOSCOPE_PLAIN", raising=False)
     assert available() is native
     monkeypatch.setenv("HLOSCOPE_PLAIN", "1")
     assert available() is None  # (the plain route: pure Python)
