@@ -199,8 +199,11 @@ def _through_bitcasts(comp: Computation, instr: Instruction | None) -> Instructi
     return instr
 
 
+@per_shape
 def leaf_offsets(shape) -> list[int]:
-    """Where each tuple element's array leaves start among the shape's, then their count."""
+    """Where each tuple element's array leaves start among the shape's, then their count
+    (memoized per shape object: a module's alias list asks it once per aliased output, and
+    a big training step's output tuple has thousands; the list is shared, not to be changed)."""
     out = [0]
     for e in shape.elements:
         out.append(out[-1] + leaf_count(e))
