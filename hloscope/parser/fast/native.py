@@ -35,7 +35,7 @@ def scan_native(native, text: str, path: str) -> list[Module]:
     lines = _Lines(path)
     shapes = lines.shapes
     opcodes: dict[str, str] = {}
-    raw: list[str] | None = None
+    raw = text.split("\n")  # (the lines the line scanner reads, by number)
     gap = 0  # the first line of the run of lines the line scanner reads, or 0
     for item in native.lines(text):
         if item.__class__ is int:
@@ -44,14 +44,10 @@ def scan_native(native, text: str, path: str) -> list[Module]:
             continue
         lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text = item
         if gap:
-            if raw is None:
-                raw = text.split("\n")
             lines.feed(raw[gap - 1:lineno - 1], gap)
             gap = 0
         comp = lines.comp if lines.pending is None else None
         if comp is None:  # (not inside a computation: the line scanner decides)
-            if raw is None:
-                raw = text.split("\n")
             lines.feed([raw[lineno - 1]], lineno)
             continue
         if literal is not None:
@@ -65,17 +61,5 @@ def scan_native(native, text: str, path: str) -> list[Module]:
             name, opcode, shape_text, operands, _NONES[n] if n < 64 else (None,) * n, None, literal,
             root, lineno, indent + 1, comp.name, shape, attr_text, READER))
     if gap:
-        if raw is None:
-            raw = text.split("\n")
         lines.feed(raw[gap - 1:], gap)
-    if lines.pending is not None:
-        raise ScanMiss("unclosed bracket")
-    if lines.comp is not None:
-        raise ScanMiss("unclosed computation")
-    modules = lines.modules
-    if not modules:
-        raise ScanMiss("no module")
-    for mod in modules:
-        if not mod.name and mod.entry is not None:
-            mod.name = "module_" + mod.entry.name
-    return modules
+    return lines.finish()

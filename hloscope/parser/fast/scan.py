@@ -228,6 +228,20 @@ class _Lines:
         self.module.computations.append(self.comp)  # type: ignore[union-attr]
         self.comp = None
 
+    def finish(self) -> list[Module]:
+        """The modules, once every line is read (ScanMiss if something was left open); a
+        module with no HloModule line is named after its entry, as XLA's parser names it."""
+        if self.pending is not None:
+            raise ScanMiss("unclosed bracket")
+        if self.comp is not None:
+            raise ScanMiss("unclosed computation")
+        if not self.modules:
+            raise ScanMiss("no module")
+        for mod in self.modules:
+            if not mod.name and mod.entry is not None:
+                mod.name = "module_" + mod.entry.name
+        return self.modules
+
     def target(self) -> tuple[Computation | None, Any, str]:
         """(computation, its instruction list's append, its name) that an instruction
         line taken by the whole-line pattern joins now, or (None, None, "")."""
@@ -395,14 +409,4 @@ def scan_text(text: str, path: str, first_line: int = 1) -> list[Module]:
         lineno += 1
     rest = text[pos:].split("\n")
     lines.feed(rest, lineno)
-    if lines.pending is not None:
-        raise ScanMiss("unclosed bracket")
-    if lines.comp is not None:
-        raise ScanMiss("unclosed computation")
-    modules = lines.modules
-    if not modules:
-        raise ScanMiss("no module")
-    for mod in modules:
-        if not mod.name and mod.entry is not None:
-            mod.name = "module_" + mod.entry.name
-    return modules
+    return lines.finish()
