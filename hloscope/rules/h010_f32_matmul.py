@@ -44,12 +44,10 @@ class F32Matmul(InstructionRule):
         kind, passes = matmul_kind(types, precision, algorithm, "tpu")
         if passes <= 1:
             return
-        flops = ctx.model.compute(instr).flops
-        if flops < self.options.min_flops:
+        described = self._described(instr, ctx, precision, algorithm)
+        if described is None:
             return
-        shapes: list[Shape] = ctx.model.operand_shapes(instr)[:2]
-        what = " x ".join(str(s) for s in shapes)
-        why = f"algorithm={algorithm}" if algorithm else f"precision={precision.upper()}"
+        flops, shapes, what, why = described
         cost: dict[str, float] = {}
         if ctx.chip is not None:
             cost["est_seconds"] = flops / peak_for(ctx.chip, kind, passes) - flops / peak_for(ctx.chip, kind)
@@ -66,6 +64,17 @@ class F32Matmul(InstructionRule):
                  "where a measured accuracy need calls for it.",
         )
 
+    def _described(self, instr: Instruction, ctx: RuleContext, precision: str,
+                   algorithm: str | None) -> tuple[float, list[Shape], str, str] | None:
+        """(FLOPs, operand shapes, them in words, the precision in words), or None when the
+        matmul is too small to report."""
+        flops = ctx.model.compute(instr).flops
+        if flops < self.options.min_flops:
+            return None
+        shapes: list[Shape] = ctx.model.operand_shapes(instr)[:2]
+        why = f"algorithm={algorithm}" if algorithm else f"precision={precision.upper()}"
+        return flops, shapes, " x ".join(str(s) for s in shapes), why
+
     def _gpu(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:
         """f32 operands at HIGHEST (or an f32 algorithm) run at the CUDA cores' f32 peak."""
         types, precision, algorithm = matmul_spec(ctx.model, instr)
@@ -74,12 +83,10 @@ class F32Matmul(InstructionRule):
         if kind != "f32" or chip is None or not chip.peak_tf32_flops \
                 or chip.peak_tf32_flops <= chip.peak_f32_flops:
             return
-        flops = ctx.model.compute(instr).flops
-        if flops < self.options.min_flops:
+        described = self._described(instr, ctx, precision, algorithm)
+        if described is None:
             return
-        shapes: list[Shape] = ctx.model.operand_shapes(instr)[:2]
-        what = " x ".join(str(s) for s in shapes)
-        why = f"algorithm={algorithm}" if algorithm else f"precision={precision.upper()}"
+        flops, shapes, what, why = described
         f32, tf32 = peak_for(chip, "f32"), peak_for(chip, "tf32")
         yield self.finding(
             ctx, instr,
