@@ -71,6 +71,21 @@ def test_bad_text_is_a_miss_not_a_crash(text):
     assert isinstance(t["misses"], list)
 
 
+def _mutant(rng, base: str, alphabet: str, most: int) -> str:
+    """`base` with 1 to `most` characters deleted, inserted or replaced (from `alphabet`)."""
+    text = list(base)
+    for _ in range(rng.randint(1, most)):
+        at = rng.randrange(len(text))
+        how = rng.randrange(3)
+        if how == 0:
+            del text[at]
+        elif how == 1:
+            text.insert(at, rng.choice(alphabet))
+        else:
+            text[at] = rng.choice(alphabet)
+    return "".join(text)
+
+
 def test_a_fuzz_smoke_of_real_text_never_crashes():
     """300 random mutations of a real TPU module (bytes deleted, inserted, replaced by
     brackets, quotes and newlines): the scanner returns a table every time (a panic would
@@ -81,17 +96,7 @@ def test_a_fuzz_smoke_of_real_text_never_crashes():
     rng = random.Random(0)
     alphabet = '(){}[]",%= \n\\/'
     for _ in range(300):
-        text = list(base)
-        for _ in range(rng.randint(1, 8)):
-            at = rng.randrange(len(text))
-            how = rng.randrange(3)
-            if how == 0:
-                del text[at]
-            elif how == 1:
-                text.insert(at, rng.choice(alphabet))
-            else:
-                text[at] = rng.choice(alphabet)
-        t = _table("".join(text))
+        t = _table(_mutant(rng, base, alphabet, most=8))
         assert len(t["names"]) == len(t["opcodes"]) == len(t["operands"]) == len(t["shapes"])
 
 
@@ -130,17 +135,7 @@ def test_the_native_line_reader_agrees_on_mutants():
              for n in ("mlp_v5e.hlo.txt", "fsdp_async_fusion_v5p.hlo.txt")]
     alphabet = '(){}[]",%= \n\\/\'\t,=x1'
     for k in range(400):
-        text = list(bases[k % 2])
-        for _ in range(rng.randint(1, 4)):
-            at = rng.randrange(len(text))
-            how = rng.randrange(3)
-            if how == 0:
-                del text[at]
-            elif how == 1:
-                text.insert(at, rng.choice(alphabet))
-            else:
-                text[at] = rng.choice(alphabet)
-        native_ir, regex_ir = _routes("".join(text), f"mutant{k}")
+        native_ir, regex_ir = _routes(_mutant(rng, bases[k % 2], alphabet, most=4), f"mutant{k}")
         assert native_ir == regex_ir, k
 
 
