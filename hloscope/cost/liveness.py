@@ -31,19 +31,19 @@ import re
 from dataclasses import dataclass, field
 from itertools import accumulate
 
+from hloscope.cost.chips import platform_of
 from hloscope.cost.sharing import (
     alias_pairs,
     backend_aliases,
+    gpu_fusion_shares,
     in_place,
     leaf_at,
     leaf_count,
     leaf_offset,
     leaf_offsets,
-    gpu_fusion_shares,
     shareable_operands,
     sole_reader,
 )
-from hloscope.cost.chips import platform_of
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
 from hloscope.cost.memory import MemoryReport
 from hloscope.cost.placement import callee_peak, place_in_outputs
