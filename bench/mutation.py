@@ -110,7 +110,11 @@ def _config(sources: list[str], tests: list[str], repo: Path) -> str:
             f"do_not_mutate = {json.dumps(sorted(keep))}\n"
             f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
             f"pytest_add_cli_args = {json.dumps(_PYTEST_ARGS)}\n"
-            f"also_copy = {json.dumps(_COPY)}\n")
+            f"also_copy = {json.dumps(_COPY)}\n"
+            # a mutant runs only the tests that reach it, so a module-scoped fixture (a
+            # capture read once per test file) lands on whichever test comes first: with
+            # mutmut's default 1 s in its CPU limit, 30 (t + 1) s, such tests time out
+            "timeout_constant = 10.0\n")
 
 
 def _results(repo: Path, mutmut: list[str]) -> dict[str, str]:
