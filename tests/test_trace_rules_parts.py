@@ -289,3 +289,79 @@ def test_t007_bounds_a_kernel_by_the_roofline_of_its_own_body(kernel_module):
     assert _check("T007", m, _kernel_index(m, 1, 1.5 * KERNEL_BOUND), ratio=1.4) != []
     assert _check("T007", m, _kernel_index(m, 1, 3 * KERNEL_BOUND), min_seconds=1e-3) == []
     assert _check("T007", m, _kernel_index(m, 1, 3 * KERNEL_BOUND), chip=None) == []
+
+
+# ----------------------------------------------------------------- several ops: one skipped, the next judged
+# (a rule that stopped at the first op it skips would miss the second)
+
+def _two_kernel_index(module, first: dict, second: dict) -> TraceIndex:
+    from hloscope.trace.kernels import KernelView
+
+    names = [i.name for i in module.entry.instructions if i.opcode == "custom-call"]
+    assert len(names) == 2
+    return TraceIndex(kernels={(module.name, n): KernelView(module.name, n, **kw)
+                               for n, kw in zip(names, (first, second))})
+
+
+@pytest.fixture(scope="module")
+def two_kernels():
+    # fixtures/zoo/pallas_matmul_twice_v5e: the same Pallas bf16 2048^3 matmul kernel called twice
+    return _module("zoo/pallas_matmul_twice_v5e.hlo.txt")
+
+
+def test_kernel_rules_judge_every_kernel_after_one_they_skip(two_kernels):
+    m = two_kernels
+    second = [i.name for i in m.entry.instructions if i.opcode == "custom-call"][1]
+    quiet = {"runs": 1, "seconds": 1.5 * KERNEL_BOUND, "kinds": {"dma wait": 0.1 * KERNEL_BOUND},
+             "counters": {"MXU": 90.0}}
+    loud = {"runs": 1, "seconds": 3 * KERNEL_BOUND, "kinds": {"dma wait": 2 * KERNEL_BOUND},
+            "counters": {"MXU": 5.0}}
+    for code in ("T005", "T006", "T007"):
+        (f,) = _check(code, m, _two_kernel_index(m, quiet, loud))
+        assert f.instruction == second, code
+        # and the first kernel is judged too, when it is the one over the line
+        (g,) = _check(code, m, _two_kernel_index(m, loud, quiet))
+        assert g.instruction != second, code
+    # a kernel with no runs is skipped, the next one still judged
+    (f,) = _check("T007", m, _two_kernel_index(m, {"runs": 0, "seconds": 0.0}, loud))
+    assert f.instruction == second
+    # under min_seconds in all: skipped, the next one still judged
+    short = {"runs": 1, "seconds": 5e-6, "kinds": {"dma wait": 4e-6}}
+    for code in ("T005", "T007"):
+        (f,) = _check(code, m, _two_kernel_index(m, short, loud))
+        assert f.instruction == second, code
+
+
+def test_t001_and_t004_judge_every_op_after_one_they_skip(matmul):
+    # entry order: copy-start, copy-done, fusion
+    start = _stats(matmul, "copy-start", 50e-6, category="control flow", opcode="copy-start")
+    done = _stats(matmul, "copy-done", 1e-6, category="data formatting", opcode="copy-done")
+    slow = _stats(matmul, "fusion", 3 * MATMUL_BOUND)
+    (f,) = _check("T001", matmul, _index(matmul, start, done, slow))
+    assert f.instruction == "fusion"
+    # T004: an op of another category first, then a copy over its share
+    other = _stats(matmul, "copy-start", 50e-6, category="convolution fusion", opcode="copy-start")
+    copy = _stats(matmul, "copy-done", 200e-6, category="data formatting", opcode="copy-done")
+    (f,) = _check("T004", matmul, _index(matmul, other, copy, steps=1, step_ns=1e6))
+    assert f.instruction == "copy-done"
+    # a copy under its share first, then one over it
+    small = _stats(matmul, "copy-start", 1e-6, category="data formatting", opcode="copy-start")
+    (f,) = _check("T004", matmul, _index(matmul, small, copy, steps=1, step_ns=1e6))
+    assert f.instruction == "copy-done"
+
+
+def test_t003_judges_every_done_after_one_it_skips():
+    m = _module("rules/H008/exposed_permute_v5p.hlo.txt")
+    order = [i for i in m.entry.instructions if i.opcode in ("copy-done", "collective-permute-done")]
+    done = next(i for i in order if i.opcode == "collective-permute-done")
+    earlier = [i for i in m.entry.instructions[:m.entry.instructions.index(done)]
+               if i.opcode.endswith("-done") or i.opcode.endswith("-start")]
+    assert earlier, "an async op before the permute's done"
+    skipped = [_stats(m, i.name, 50e-6, category="collective", opcode=i.opcode) for i in earlier]
+    stats = [*skipped, _stats(m, done.name, 5e-6, category="collective", opcode=done.opcode)]
+    (f,) = _check("T003", m, _index(m, *stats), chip=get_chip("v5p"))
+    assert f.instruction == done.name
+    # a quick done first (under min_seconds): skipped, the slow one after it still reported
+    quick = [_stats(m, i.name, 0.5e-6, category="collective", opcode=i.opcode) for i in earlier]
+    (f,) = _check("T003", m, _index(m, *quick, stats[-1]), chip=get_chip("v5p"))
+    assert f.instruction == done.name
