@@ -365,3 +365,89 @@ def test_t003_judges_every_done_after_one_it_skips():
     quick = [_stats(m, i.name, 0.5e-6, category="collective", opcode=i.opcode) for i in earlier]
     (f,) = _check("T003", m, _index(m, *quick, stats[-1]), chip=get_chip("v5p"))
     assert f.instruction == done.name
+
+
+# ----------------------------------------------------------------- what each finding says
+
+def test_t001_leaves_kernels_to_t007_and_ops_with_no_bound_alone(kernel_module, matmul):
+    m = kernel_module
+    from hloscope.cost.ops import CostModel
+    from hloscope.cost.roofline import op_times
+
+    kernel, fusion = [i for i in m.entry.instructions if i.opcode in ("custom-call", "fusion")]
+    bound = max(op_times(CostModel(m), V5E, fusion))
+    stats = [_stats(m, kernel.name, 10 * KERNEL_BOUND, category="custom-call", opcode="custom-call"),
+             _stats(m, fusion.name, 10 * bound)]
+    with_view = _kernel_index(m, 1, 10 * KERNEL_BOUND)
+    with_view.stats = {(m.name, s.instruction): s for s in stats}
+    (f,) = _check("T001", m, with_view)  # (the kernel, first in the schedule, is T007's)
+    assert f.instruction == fusion.name
+    assert {g.instruction for g in _check("T001", m, _index(m, *stats))} == {kernel.name, fusion.name}
+    # copy-done's bound is 0 (its copy is copy-start's): however long it takes, no ratio
+    done = _stats(matmul, "copy-done", 50e-6, category="data formatting", opcode="copy-done")
+    assert _check("T001", matmul, _index(matmul, done)) == []
+
+
+def test_t001_every_launch_bound_op_is_reported_not_only_the_first():
+    # fixtures/zoo/convnet_train_h100: six cuDNN-layout transposes, each under the 5 us floor
+    m = _module("zoo/convnet_train_h100.hlo.txt")
+    h100 = get_chip("h100")
+    from hloscope.cost.ops import CostModel
+    from hloscope.cost.roofline import op_times
+
+    model = CostModel(m)
+    small = [i for i in m.entry.instructions
+             if i.opcode in ("fusion", "custom-call") and 0 < max(op_times(model, h100, i)) < 5e-6]
+    assert len(small) >= 2
+    stats = [_stats(m, i.name, 12e-6, category="data formatting", opcode=i.opcode) for i in small]
+    found = _check("T001", m, _index(m, *stats), chip=h100)
+    assert [f.instruction for f in found] == [i.name for i in small]
+    assert all("launch-bound" in f.message for f in found)
+
+
+def test_trace_findings_state_their_figures_and_advice(matmul, kernel_module):
+    # T002: 75% idle of one 4 ms step
+    idx = _index(matmul, _stats(matmul, "fusion", MATMUL_BOUND), steps=1, step_ns=4e6, busy_ns=1e6)
+    (f,) = _check("T002", matmul, idx)
+    assert "idle 75% of 1 step(s) (4.00 ms)" in f.message
+    assert f.evidence["step_seconds"] == pytest.approx(4e-3)
+    assert f.cost["measured_seconds"] == pytest.approx(3e-3)
+    assert "host callbacks" in f.help
+    # idle exactly at max_idle (0.25 = 1 - 3/4, exact in binary) is not over it
+    at = _index(matmul, _stats(matmul, "fusion", MATMUL_BOUND), steps=4, step_ns=4e6, busy_ns=3e6)
+    assert _check("T002", matmul, at, max_idle=0.25) == []
+    # T004: the copy's own time, and where to look
+    copy = _stats(matmul, "copy-done", 100e-6, count=4, category="data formatting", opcode="copy-done")
+    (f,) = _check("T004", matmul, _index(matmul, copy, steps=4, step_ns=4e6))
+    assert "(copy-done) takes 10.0% of step time: 400.00 us over 4 run(s)" in f.message
+    assert "H001/H002" in f.help and "donation" in f.help
+    # T005-T007: the kernel's figures and advice (48 MiB: x's 2 MiB row block fetched once
+    # per row of the 4x4 grid, y's 2 MiB column block every step, the 512 KiB output block
+    # written every step: 4 x 2 + 16 x 2 + 16 x 0.5 MiB)
+    m = kernel_module
+    idx = _kernel_index(m, 2, 6 * KERNEL_BOUND, {"dma wait": 3 * KERNEL_BOUND}, {"MXU": 10.0})
+    (t5,) = _check("T005", m, idx)
+    assert "Buffered(3)" in t5.help and t5.evidence["dma_wait_seconds"] == pytest.approx(3 * KERNEL_BOUND)
+    (t6,) = _check("T006", m, idx)
+    assert "MXU size" in t6.help
+    (t7,) = _check("T007", m, idx)
+    assert t7.evidence["hbm_bytes"] == 48 * 2**20 and "48.0 MiB of HBM traffic" in t7.message
+    assert t7.evidence["dma_wait_share"] == pytest.approx(0.5)
+    assert "T005" in t7.help and "T006" in t7.help
+    # a kernel with no DMA-wait region, judged at a zero threshold: it waited 0 s
+    (t5,) = _check("T005", m, _kernel_index(m, 2, 6 * KERNEL_BOUND), min_wait_share=0.0)
+    assert t5.evidence["dma_wait_seconds"] == 0.0 and "waits on DMA for 0%" in t5.message
+
+
+def test_t003_help_points_at_h008():
+    m = _module("rules/H008/exposed_permute_v5p.hlo.txt")
+    done = next(i for i in m.entry.instructions if i.opcode == "collective-permute-done")
+    (f,) = _check("T003", m, _index(m, _stats(m, done.name, 5e-6, category="collective",
+                                                 opcode=done.opcode)), chip=get_chip("v5p"))
+    assert "H008" in f.help and "start and done" in f.help
+
+
+def test_t002_measures_idle_time_per_step_on_a_one_step_trace(matmul):
+    idx = _index(matmul, _stats(matmul, "fusion", MATMUL_BOUND), steps=1, step_ns=2e6, busy_ns=1e6)
+    (f,) = _check("T002", matmul, idx)
+    assert f.cost["measured_seconds"] == pytest.approx(1e-3)
