@@ -40,6 +40,7 @@ def main() -> int:
     from jaxlib import _hlo
 
     from hloscope.parser import parse
+    from hloscope.parser.fast.table import SpanTable
 
     print("| file | MB | XLA parse | native scan | native table | hloscope parse | scan / XLA | table / XLA | hloscope / XLA |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -48,7 +49,7 @@ def main() -> int:
         mb = len(text.encode()) / 1e6
         xla = best(lambda: _hlo.hlo_module_from_text(text))
         scan = best(lambda: hloscope_native.count(text))
-        table = best(lambda: hloscope_native.scan_table(text))
+        table = best(lambda: SpanTable(hloscope_native, text))
         ours = best(lambda: parse(text, path.name))
         print(f"| {path.name[:48]} | {mb:.1f} | {xla * 1e3:,.0f} ms ({mb / xla:,.0f} MB/s) | "
               f"{scan * 1e3:,.1f} ms ({mb / scan:,.0f} MB/s) | {table * 1e3:,.1f} ms ({mb / table:,.0f} MB/s) | "

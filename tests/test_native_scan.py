@@ -146,3 +146,22 @@ def test_the_parser_uses_the_native_reader_when_built(monkeypatch):
     assert available() is native
     monkeypatch.setenv("HLOSCOPE_PLAIN", "1")
     assert available() is None  # (the plain route: pure Python)
+
+
+@pytest.mark.parametrize("path", FILES, ids=rel)
+def test_the_span_table_reads_as_the_list_table(path):
+    """scan_spans (no Python object per instruction) holds what scan_table spells out."""
+    from hloscope.parser.fast.table import SpanTable
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    lists, spans = _table(text), SpanTable(native, text)
+    assert len(spans) == len(lists["names"]) and spans.misses == lists["misses"]
+    assert spans.module == lists["module"] and spans.computations == lists["computations"]
+    assert [spans.name(i) for i in range(len(spans))] == lists["names"]
+    assert [spans.opcode(i) for i in range(len(spans))] == lists["opcodes"]
+    assert [spans.shape(i) for i in range(len(spans))] == lists["shapes"]
+    assert [spans.operands(i) for i in range(len(spans))] == lists["operands"]
+    assert list(spans.lines) == lists["lines"] and [spans.is_root(i) for i in range(len(spans))] == lists["roots"]
+    for op in set(lists["opcodes"][:50]):
+        assert spans.with_opcode(op) == [i for i, o in enumerate(lists["opcodes"]) if o == op]
+    assert spans.with_opcode("no-such-op") == []

@@ -1,6 +1,6 @@
 //! hloscope's compiled scanner (issue #37, first step): HLO text -> a compact module table.
 //! The pure-Rust scanner is `scan`; with the `python` feature, PyO3 bindings expose it to
-//! hloscope (`hloscope_native.scan`, `.opcode_counts`, `.count`). A panic inside never
+//! hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`, `.count`, `.lines`). A panic inside never
 //! reaches Python as a crash: it is caught and raised as a RuntimeError.
 
 pub mod lines;
@@ -11,7 +11,7 @@ mod python {
     use crate::scan::{scan, Span, Table};
     use pyo3::exceptions::PyRuntimeError;
     use pyo3::prelude::*;
-    use pyo3::types::{PyDict, PyList};
+    use pyo3::types::{PyBytes, PyDict, PyList};
     use std::panic::{catch_unwind, AssertUnwindSafe};
 
     fn guarded<T>(f: impl FnOnce() -> T) -> PyResult<T> {
@@ -66,6 +66,49 @@ mod python {
         Ok(d)
     }
 
+    fn u32s(values: impl Iterator<Item = u32>) -> Vec<u8> {
+        values.flat_map(u32::to_le_bytes).collect()
+    }
+
+    fn spans(spans: &[Span]) -> Vec<u8> {
+        u32s(spans.iter().flat_map(|&(a, b)| [a, b]))
+    }
+
+    /// The module table with no Python object per instruction: names, shapes and operand
+    /// names as (start, end) byte offsets into the text's UTF-8 encoding, every per-instruction
+    /// column a little-endian array in one `bytes` (u32; opcodes u16, ROOT flags u8), operands
+    /// in CSR (operand_starts[i]..operand_starts[i+1] index operand_spans). Python reads the
+    /// columns through memoryview casts (hloscope.parser.fast.native.SpanTable).
+    #[pyfunction]
+    fn scan_spans<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
+        let t: Table = py.allow_threads(|| guarded(|| scan(text)))?;
+        let d = PyDict::new(py);
+        d.set_item("module", t.module)?;
+        let comps: Vec<(Span, bool, u32, u32)> = t
+            .computations
+            .iter()
+            .map(|c| (c.name, c.entry, c.first, c.end))
+            .collect();
+        d.set_item("computations", comps)?;
+        d.set_item("opcode_names", &t.opcode_names)?;
+        let opcodes: Vec<u8> = t.opcodes.iter().flat_map(|o| o.to_le_bytes()).collect();
+        let roots: Vec<u8> = t.roots.iter().map(|&r| r as u8).collect();
+        let columns: [(&str, Vec<u8>); 7] = [
+            ("names", spans(&t.names)),
+            ("shapes", spans(&t.shapes)),
+            ("operand_spans", spans(&t.operand_spans)),
+            ("operand_starts", u32s(t.operand_starts.iter().copied())),
+            ("lines", u32s(t.lines.iter().copied())),
+            ("opcodes", opcodes),
+            ("roots", roots),
+        ];
+        for (key, bytes) in columns {
+            d.set_item(key, PyBytes::new(py, &bytes))?;
+        }
+        d.set_item("misses", t.misses)?;
+        Ok(d)
+    }
+
     /// How many instructions of each opcode the text holds (what `hloscope stats` counts
     /// first), and the lines not understood.
     type Counts = (Vec<(String, u64)>, Vec<u32>);
@@ -77,7 +120,10 @@ mod python {
         for &o in &t.opcodes {
             counts[o as usize] += 1;
         }
-        Ok((t.opcode_names.iter().cloned().zip(counts).collect(), t.misses))
+        Ok((
+            t.opcode_names.iter().cloned().zip(counts).collect(),
+            t.misses,
+        ))
     }
 
     /// The scan alone, no Python objects made: the instruction count (for the bench).
@@ -95,14 +141,18 @@ mod python {
         use crate::lines::{line, Line};
         let out = PyList::empty(py);
         let split: Vec<&str> = text.split('\n').collect();
-        let read: Vec<Line> = py.allow_threads(|| guarded(|| split.iter().map(|s| line(s)).collect()))?;
+        let read: Vec<Line> =
+            py.allow_threads(|| guarded(|| split.iter().map(|s| line(s)).collect()))?;
         for (k, l) in read.into_iter().enumerate() {
             let no = k + 1;
             match l {
                 Line::Other => out.append(no)?,
                 Line::Instruction(f) => {
                     let operands = pyo3::types::PyTuple::new(py, f.operands)?;
-                    out.append((no, f.indent, f.root, f.name, f.shape, f.opcode, operands, f.literal, f.attrs))?
+                    out.append((
+                        no, f.indent, f.root, f.name, f.shape, f.opcode, operands, f.literal,
+                        f.attrs,
+                    ))?
                 }
             }
         }
@@ -113,6 +163,7 @@ mod python {
     fn hloscope_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(lines, m)?)?;
         m.add_function(wrap_pyfunction!(scan_table, m)?)?;
+        m.add_function(wrap_pyfunction!(scan_spans, m)?)?;
         m.add_function(wrap_pyfunction!(opcode_counts, m)?)?;
         m.add_function(wrap_pyfunction!(count, m)?)?;
         Ok(())
