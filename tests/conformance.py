@@ -16,6 +16,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conftest import fixture_files
 from fuzzing import mutate
 from oracle import xla_views
 
@@ -29,8 +30,7 @@ def collect() -> list[tuple[str, str]]:
 
     derived = {e["file"] for e in json.loads((ROOT / "fixtures" / "manifest.json").read_text()).values()
                if e.get("derived")}
-    files = [p for p in sorted((ROOT / "fixtures").rglob("*.hlo.txt"))
-             if str(p.relative_to(ROOT / "fixtures")) not in derived]
+    files = [p for p in fixture_files() if str(p.relative_to(ROOT / "fixtures")) not in derived]
     if CORPUS.is_dir():
         files += [p for p in sorted(CORPUS.rglob("*")) if p.suffix in (".hlo", ".txt")
                   and p.is_file() and "buffer-assignment" not in p.name and "SOURCES" not in p.name]

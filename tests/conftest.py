@@ -31,7 +31,10 @@ def pytest_addoption(parser):
 
 
 def fixture_files() -> list[Path]:
-    return sorted(FIXTURES.glob("**/*.hlo.txt"))
+    """The committed fixtures (not fixtures/big/: the benchmarks' 30 MB dumps, generated on
+    demand by `fixtures/generate.py --big` and not in the repository)."""
+    big = FIXTURES / "big"
+    return sorted(p for p in FIXTURES.glob("**/*.hlo.txt") if big not in p.parents)
 
 
 def is_test_input(path: Path) -> bool:

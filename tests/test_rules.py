@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES
+from conftest import CORPUS, FIXTURES, fixture_files
 
 from hloscope.lint import LintOptions, lint_files
 from hloscope.parser import load
@@ -112,7 +112,7 @@ def test_rule_fixtures_are_labelled_real_compiler_output():
 
 
 def test_lint_all_fixtures_in_one_call():
-    files = sorted(FIXTURES.glob("**/*.hlo.txt"))
+    files = fixture_files()
     report = lint_files(files, LintOptions(chip="v5p"))  # K006 needs a megacore chip
     assert report.files == [str(f) for f in files]
     codes = {f.code for f in report.findings}

@@ -12,6 +12,8 @@ import pytest
 from conftest import FIXTURES
 
 from hloscope.cost.chips import get_chip
+from hloscope.cost.ops import CostModel
+from hloscope.cost.roofline import op_times
 from hloscope.parser import load
 from hloscope.rules.base import RuleContext, Severity
 from hloscope.rules.registry import load_rules
@@ -101,10 +103,6 @@ def test_t001_an_approximate_chip_warns_only_from_3x_and_never_errs():
     cpu = get_chip("cpu")
     assert cpu.approximate
     m = _module("precision/bf16_v5e.hlo.txt")
-    bound = max(MATMUL_FLOPS / cpu.peak_flops("bf16"), 0.0)
-    from hloscope.cost.ops import CostModel
-    from hloscope.cost.roofline import op_times
-
     bound = max(op_times(CostModel(m), cpu, m.entry.by_name["fusion"]))
     assert bound > 0
     assert _check("T001", m, _index(m, _stats(m, "fusion", 2.9 * bound)), chip=cpu) == []
@@ -116,9 +114,6 @@ def test_t001_an_approximate_chip_warns_only_from_3x_and_never_errs():
 def test_t001_a_short_gpu_op_under_the_launch_floor_is_called_launch_bound():
     m = _module("rules/H010/f32_default_h100.hlo.txt")
     h100 = get_chip("h100")
-    from hloscope.cost.ops import CostModel
-    from hloscope.cost.roofline import op_times
-
     model = CostModel(m)
     small = [(max(op_times(model, h100, i)), i) for i in m.entry.instructions
              if i.opcode in ("fusion", "custom-call") and 0 < max(op_times(model, h100, i)) < 5e-6]
@@ -371,9 +366,6 @@ def test_t003_judges_every_done_after_one_it_skips():
 
 def test_t001_leaves_kernels_to_t007_and_ops_with_no_bound_alone(kernel_module, matmul):
     m = kernel_module
-    from hloscope.cost.ops import CostModel
-    from hloscope.cost.roofline import op_times
-
     kernel, fusion = [i for i in m.entry.instructions if i.opcode in ("custom-call", "fusion")]
     bound = max(op_times(CostModel(m), V5E, fusion))
     stats = [_stats(m, kernel.name, 10 * KERNEL_BOUND, category="custom-call", opcode="custom-call"),
@@ -392,9 +384,6 @@ def test_t001_every_launch_bound_op_is_reported_not_only_the_first():
     # fixtures/zoo/convnet_train_h100: six cuDNN-layout transposes, each under the 5 us floor
     m = _module("zoo/convnet_train_h100.hlo.txt")
     h100 = get_chip("h100")
-    from hloscope.cost.ops import CostModel
-    from hloscope.cost.roofline import op_times
-
     model = CostModel(m)
     small = [i for i in m.entry.instructions
              if i.opcode in ("fusion", "custom-call") and 0 < max(op_times(model, h100, i)) < 5e-6]

@@ -1,7 +1,8 @@
 //! hloscope's compiled scanner (issue #37, first step): HLO text -> a compact module table.
 //! The pure-Rust scanner is `scan`; with the `python` feature, PyO3 bindings expose it to
-//! hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`, `.count`, `.lines`). A panic inside never
-//! reaches Python as a crash: it is caught and raised as a RuntimeError.
+//! hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`, `.count`,
+//! `.lines`). A panic inside never reaches Python as a crash: it is caught and raised as a
+//! RuntimeError.
 
 pub mod lines;
 pub mod scan;
@@ -78,7 +79,7 @@ mod python {
     /// names as (start, end) byte offsets into the text's UTF-8 encoding, every per-instruction
     /// column a little-endian array in one `bytes` (u32; opcodes u16, ROOT flags u8), operands
     /// in CSR (operand_starts[i]..operand_starts[i+1] index operand_spans). Python reads the
-    /// columns through memoryview casts (hloscope.parser.fast.native.SpanTable).
+    /// columns in place as arrays (hloscope.parser.fast.table.SpanTable).
     #[pyfunction]
     fn scan_spans<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
         let t: Table = py.allow_threads(|| guarded(|| scan(text)))?;
