@@ -82,6 +82,9 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                                     "tests/test_advice.py", "tests/test_trace.py",
                                     "tests/test_tpu_profile.py", "tests/test_gpu_capture.py",
                                     "tests/test_config_parts.py"]),
+    # the rules' configuration and baseline files (the rules package's next survivor groups)
+    "rules_config": (["hloscope/rules/config.py", "hloscope/rules/baseline.py"],
+                     ["tests/test_config_parts.py", "tests/test_lint_engine.py"]),
     # the trace rules alone (T001-T007: the rules package's largest survivor group), with
     # their part tests. test_rules.py's fixture sweep and test_trace.py also run them, but
     # at a few mutants a minute, and test_trace.py's captures run jax in mutmut's forked
