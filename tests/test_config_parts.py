@@ -107,3 +107,24 @@ def test_what_is_no_baseline_is_refused(tmp_path, text):
     path.write_text(text)
     with pytest.raises(ValueError, match="not a hloscope baseline"):
         read_baseline(path)
+
+
+def test_another_tools_project_file_is_passed_over_on_the_way_up(tmp_path):
+    (tmp_path / "hloscope.toml").write_text('fail-on = "error"\n')
+    inner = tmp_path / "pkg"
+    inner.mkdir()
+    # a project file of another tool, not valid TOML and not naming hloscope: not read at all
+    (inner / "pyproject.toml").write_text("[project\nname = broken\n")
+    assert load_config(start=inner).source == str(tmp_path / "hloscope.toml")
+    # one that names hloscope (as a dependency) but has no [tool.hloscope]: read, passed over
+    (inner / "pyproject.toml").write_text('[project]\ndependencies = ["hloscope>=1"]\n')
+    cfg = load_config(start=inner)
+    assert cfg.source == str(tmp_path / "hloscope.toml") and cfg.fail_on == "error"
+
+
+def test_unknown_keys_are_listed_one_by_one(tmp_path):
+    path = tmp_path / "hloscope.toml"
+    path.write_text('zeta = 1\nalpha = 2\nfail-on = "error"\n')
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert "unknown key(s) alpha, zeta; known: " in str(e.value)
