@@ -10,8 +10,9 @@ from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.opcodes import OPCODES, async_shorthand
 
 
-class _Uniquer:
-    """XLA's NameUniquer: `base`, then `base.1`, `base.2`, ... among the names taken."""
+class NameUniquer:
+    """XLA's NameUniquer: `base`, then `base.1`, `base.2`, ... among the names taken (also
+    the strict route's, for nested operands and inline computations)."""
 
     def __init__(self) -> None:
         self.taken: set[str] = set()
@@ -43,7 +44,7 @@ def wrap_async_shorthand(module: Module) -> None:
     XLA orders a module's computations), in the order the starts appear."""
     if not needs_wrapping(module):
         return
-    names = _Uniquer()
+    names = NameUniquer()
     out: list[Computation] = []
     for comp in module.computations:
         names.take(comp.name)
@@ -62,7 +63,7 @@ def _is_start(opcode: str) -> bool:
     return parts is not None and parts[1] == "start"
 
 
-def _wrap(start: Instruction, caller: Computation, names: _Uniquer) -> Computation:
+def _wrap(start: Instruction, caller: Computation, names: NameUniquer) -> Computation:
     base = async_shorthand(start.opcode)[0]
     comp = Computation(names.unique("async_wrapped"), line=start.line)
     params = []

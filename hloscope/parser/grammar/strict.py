@@ -19,6 +19,7 @@ from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import CALL_KEYS
 from hloscope.ir.opcodes import LITERAL_OPCODES
+from hloscope.parser.asyncs import NameUniquer
 from hloscope.parser.errors import ParseError, from_lark
 from hloscope.parser.grammar.infer import CannotInfer, infer
 from hloscope.parser.grammar.source import lark_parser
@@ -46,7 +47,7 @@ class _Builder:
         self.shapes: dict[str, Any] = {}  # token text -> Shape, through the shape rule
         self.values: set[str] = set()  # token texts the generic rule has accepted
         self.nested: list[Instruction] = []  # nested operands, to go before their user
-        self.names: set[str] = set()  # instruction and computation names of the module
+        self.names = NameUniquer()  # instruction and computation names of the module
         self.inline: list[Computation] = []  # computations written inside an attribute
         self.by_name: dict[str, Computation] = {}  # computations built so far (shape inference)
 
@@ -229,12 +230,7 @@ class _Builder:
 
     def unique(self, base: str) -> str:
         """XLA's name uniquer: `base`, then `base.1`, `base.2`, ... among names seen."""
-        name, n = base, 0
-        while name in self.names:
-            n += 1
-            name = f"{base}.{n}"
-        self.names.add(name)
-        return name
+        return self.names.unique(base)
 
     def _not_operand(self, op: Tree, opcode_name: str) -> None:
         if not self.positions:
@@ -266,7 +262,7 @@ class _Builder:
             comp.result_shape_text = self.shape_text(result)
         for child in rest:
             if isinstance(child, Tree) and child.data == "instruction":
-                self.names.add(_name(child.children[1]))
+                self.names.take(_name(child.children[1]))
         for child in rest:
             if isinstance(child, Tree) and child.data == "instruction":
                 instr = self.instruction(child, comp.name)
@@ -293,7 +289,7 @@ class _Builder:
         parameters in the order they appear (each must give its shape), as XLA builds it."""
         inner = node.children[0] if node.data == "single_instruction" else node
         comp = Computation("_", is_entry=True, line=1)
-        self.names.add(comp.name)  # (its inline computations are `_.1`, `_.2`, ...)
+        self.names.take(comp.name)  # (its inline computations are `_.1`, `_.2`, ...)
         if inner.data == "instruction":
             instr = self.instruction(inner, comp.name)
         else:  # unnamed_instruction: `f32[4] add(...)`, named after the module
