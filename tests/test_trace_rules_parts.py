@@ -18,6 +18,7 @@ from hloscope.parser import load
 from hloscope.rules.base import RuleContext, Severity
 from hloscope.rules.registry import load_rules
 from hloscope.trace.join import InstructionStats, TraceIndex
+from hloscope.trace.kernels import KernelView
 
 V5E = get_chip("v5e")
 # %fusion of fixtures/precision/bf16_v5e: bf16 [2048,2048] @ [2048,2048]; 2 * 2048^3 FLOPs at
@@ -111,12 +112,18 @@ def test_t001_an_approximate_chip_warns_only_from_3x_and_never_errs():
     assert "cache misses" in f.help  # (the CPU's words)
 
 
+def _under_launch_floor(module, chip) -> list[tuple[float, object]]:
+    """(bound, op) of the entry's kernels whose roofline bound is under T001's 5 us floor."""
+    model = CostModel(module)
+    bounds = [(max(op_times(model, chip, i)), i) for i in module.entry.instructions
+              if i.opcode in ("fusion", "custom-call")]
+    return [(b, i) for b, i in bounds if 0 < b < 5e-6]
+
+
 def test_t001_a_short_gpu_op_under_the_launch_floor_is_called_launch_bound():
     m = _module("rules/H010/f32_default_h100.hlo.txt")
     h100 = get_chip("h100")
-    model = CostModel(m)
-    small = [(max(op_times(model, h100, i)), i) for i in m.entry.instructions
-             if i.opcode in ("fusion", "custom-call") and 0 < max(op_times(model, h100, i)) < 5e-6]
+    small = _under_launch_floor(m, h100)
     assert small, "the H100 matmul module has an op under the 5 us launch floor"
     bound, instr = small[0]
     # 12 us: over 2x its bound, under 4x the floor: launch-bound, costed from the floor
@@ -229,13 +236,17 @@ def kernel_module():
     return _module("zoo/pallas_matmul_v5e.hlo.txt")
 
 
-def _kernel_index(module, runs: int, seconds: float, kinds=None, counters=None) -> TraceIndex:
-    from hloscope.trace.kernels import KernelView
+def _kernels(module, *views: dict) -> TraceIndex:
+    """A trace with one measured KernelView (keyword fields) per custom call, in order."""
+    names = [i.name for i in module.entry.instructions if i.opcode == "custom-call"]
+    assert len(names) == len(views)
+    return TraceIndex(kernels={(module.name, n): KernelView(module.name, n, **kw)
+                               for n, kw in zip(names, views)})
 
-    name = next(i.name for i in module.entry.instructions if i.opcode == "custom-call")
-    view = KernelView(module.name, name, runs=runs, seconds=seconds, kinds=dict(kinds or {}),
-                      counters=dict(counters or {}))
-    return TraceIndex(kernels={(module.name, name): view})
+
+def _kernel_index(module, runs: int, seconds: float, kinds=None, counters=None) -> TraceIndex:
+    return _kernels(module, {"runs": runs, "seconds": seconds, "kinds": dict(kinds or {}),
+                             "counters": dict(counters or {})})
 
 
 def test_t005_reports_a_kernel_waiting_on_dma_for_its_share(kernel_module):
@@ -289,15 +300,6 @@ def test_t007_bounds_a_kernel_by_the_roofline_of_its_own_body(kernel_module):
 # ----------------------------------------------------------------- several ops: one skipped, the next judged
 # (a rule that stopped at the first op it skips would miss the second)
 
-def _two_kernel_index(module, first: dict, second: dict) -> TraceIndex:
-    from hloscope.trace.kernels import KernelView
-
-    names = [i.name for i in module.entry.instructions if i.opcode == "custom-call"]
-    assert len(names) == 2
-    return TraceIndex(kernels={(module.name, n): KernelView(module.name, n, **kw)
-                               for n, kw in zip(names, (first, second))})
-
-
 @pytest.fixture(scope="module")
 def two_kernels():
     # fixtures/zoo/pallas_matmul_twice_v5e: the same Pallas bf16 2048^3 matmul kernel called twice
@@ -312,18 +314,18 @@ def test_kernel_rules_judge_every_kernel_after_one_they_skip(two_kernels):
     loud = {"runs": 1, "seconds": 3 * KERNEL_BOUND, "kinds": {"dma wait": 2 * KERNEL_BOUND},
             "counters": {"MXU": 5.0}}
     for code in ("T005", "T006", "T007"):
-        (f,) = _check(code, m, _two_kernel_index(m, quiet, loud))
+        (f,) = _check(code, m, _kernels(m, quiet, loud))
         assert f.instruction == second, code
         # and the first kernel is judged too, when it is the one over the line
-        (g,) = _check(code, m, _two_kernel_index(m, loud, quiet))
+        (g,) = _check(code, m, _kernels(m, loud, quiet))
         assert g.instruction != second, code
     # a kernel with no runs is skipped, the next one still judged
-    (f,) = _check("T007", m, _two_kernel_index(m, {"runs": 0, "seconds": 0.0}, loud))
+    (f,) = _check("T007", m, _kernels(m, {"runs": 0, "seconds": 0.0}, loud))
     assert f.instruction == second
     # under min_seconds in all: skipped, the next one still judged
     short = {"runs": 1, "seconds": 5e-6, "kinds": {"dma wait": 4e-6}}
     for code in ("T005", "T007"):
-        (f,) = _check(code, m, _two_kernel_index(m, short, loud))
+        (f,) = _check(code, m, _kernels(m, short, loud))
         assert f.instruction == second, code
 
 
@@ -384,9 +386,7 @@ def test_t001_every_launch_bound_op_is_reported_not_only_the_first():
     # fixtures/zoo/convnet_train_h100: six cuDNN-layout transposes, each under the 5 us floor
     m = _module("zoo/convnet_train_h100.hlo.txt")
     h100 = get_chip("h100")
-    model = CostModel(m)
-    small = [i for i in m.entry.instructions
-             if i.opcode in ("fusion", "custom-call") and 0 < max(op_times(model, h100, i)) < 5e-6]
+    small = [i for _, i in _under_launch_floor(m, h100)]
     assert len(small) >= 2
     stats = [_stats(m, i.name, 12e-6, category="data formatting", opcode=i.opcode) for i in small]
     found = _check("T001", m, _index(m, *stats), chip=h100)

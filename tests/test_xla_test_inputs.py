@@ -1,7 +1,8 @@
 """XLA's own test inputs (#38): the `.hlo` files of openxla/xla's codegen tests and tools,
 copied into fixtures/xla_tests/emitter_tests.hlo with their source path and commit (lit
-RUN/CHECK comment lines dropped). XLA's verdict on each is jaxlib's parser's, taken here;
-both modes must give it, and on what XLA accepts, its instruction count."""
+RUN/CHECK comment lines dropped). XLA's verdict on each is jaxlib's parser's, taken here
+through the differential tests' oracle; both modes must give it, and on what XLA accepts,
+XLA's module."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from oracle import compare, our_view, xla_views
 
 from hloscope.parser import ParseError, parse
 
@@ -26,15 +28,11 @@ def _cases() -> dict[str, str]:
 CASES = _cases()
 
 
-def _xla_count(text: str) -> int | None:
-    """XLA's instruction count of a module (None: its parser rejects it)."""
-    from jaxlib import _hlo
-
-    try:
-        printed = _hlo.hlo_module_from_text(text).to_string()
-    except Exception:  # noqa: BLE001 - XLA's verdict: rejected
-        return None
-    return len(re.findall(r"^\s+(?:ROOT )?%\S+ = ", printed, re.M))
+@pytest.fixture(scope="module")
+def xla() -> dict[str, dict]:
+    """XLA's view of each case (tests/oracle.py: its parser in a child process)."""
+    names = sorted(CASES)
+    return dict(zip(names, xla_views([CASES[n] for n in names])))
 
 
 def test_the_collection_names_its_sources():
@@ -44,14 +42,14 @@ def test_the_collection_names_its_sources():
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_xlas_verdict_and_instruction_count_in_both_modes(name):
-    text = CASES[name]
-    want = _xla_count(text)
+def test_xlas_verdict_and_module_in_both_modes(name, xla):
+    """What XLA accepts, both modes read as XLA does (computations, instruction names,
+    opcodes, shapes, operands); what it rejects, strict mode rejects."""
+    text, view = CASES[name], xla[name]
+    if "error" in view:
+        with pytest.raises(ParseError):
+            parse(text, name, strict=True)
+        return
     for strict in (False, True):
-        if want is None:
-            with pytest.raises(ParseError):
-                parse(text, name, strict=True)
-            return
-        modules = parse(text, name, strict=strict)
-        got = sum(len(c.instructions) for m in modules for c in m.computations)
-        assert got == want, f"{name} (strict={strict}): {got} instructions, XLA {want}"
+        (module,) = parse(text, name, strict=strict)
+        assert compare(our_view(module), view) == [], f"{name} (strict={strict})"
