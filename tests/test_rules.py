@@ -158,6 +158,20 @@ def test_h006_reports_a_repeated_chain_once_at_its_root():
     assert alone.cost["bytes_wasted"] == 2 * 64 * 1024 * 4
 
 
+def test_h006_is_silent_on_buffers_allocated_alike():
+    """XLA's TPU compiler gives each scan output its own `AllocateBuffer` call (no operands,
+    nothing computed); two of one shape are two buffers, not one value computed twice. The
+    real RNN training compile holds such pairs (counted from its text); none is reported."""
+    path = FIXTURES / "zoo" / "rnn_train_v5e.hlo.txt"
+    (module,) = load(path)
+    allocs = [i for i in module.instructions() if i.opcode == "custom-call"
+              and i.attr("custom_call_target") == "AllocateBuffer"]
+    shapes = [a.shape_text for a in allocs]
+    assert len(shapes) > len(set(shapes))  # some share a shape
+    report = lint_files([path], LintOptions(select=["H006"], chip="v5e"))
+    assert not {f.instruction for f in report.findings} & {a.name for a in allocs}
+
+
 def test_t001_bounds_an_f32_matmul_at_default_precision_as_one_bf16_pass():
     """The CPU fixture's f32[512,512] x f32[512,512] matmul with its real CPU trace, linted
     for TPU v5e (a trace from another chip: only the bound matters here). The dot prints no

@@ -76,9 +76,10 @@ class DuplicateComputation(ModuleRule):
         attr_keys: dict[int, tuple] = {}  # id(instr) -> _attr_key, split once
         for instr in comp.instructions:
             opcode = instr.opcode
-            if _never_duplicate(opcode) or (
-                    opcode == "custom-call" and instr.raw_attr("custom_call_has_side_effect") == "true"):
-                continue
+            if _never_duplicate(opcode) or (opcode == "custom-call" and (
+                    instr.raw_attr("custom_call_has_side_effect") == "true"
+                    or instr.attr("custom_call_target") == "AllocateBuffer")):
+                continue  # (AllocateBuffer computes nothing: each call is a buffer of its own)
             operands = instr.operands
             read = None  # the first earlier duplicate it reads, if any
             if canonical and not canonical.keys().isdisjoint(operands):
