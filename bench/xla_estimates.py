@@ -9,6 +9,11 @@ what this measures.
 
     python3 bench/xla_estimates.py            # the table (markdown), per program and overall
     python3 bench/xla_estimates.py --worst 10 # the ops furthest from XLA's figure, and why
+    python3 bench/xla_estimates.py --measured # ours and XLA's beside a real v5p's measured times
+
+`--measured`: fixtures/measured/ rebuilds ops of the corpus's real TPU training capture (a v5p;
+XProf's golden hlo_stats) from their text; each row sets the capture's measured self time
+beside hloscope's estimate and XLA's estimated_cycles of the same op compiled for v5p.
 """
 
 from __future__ import annotations
@@ -95,10 +100,45 @@ def table(data: list[dict]) -> str:
     return "\n".join(lines)
 
 
+CAPTURE = ROOT.parent / "shared/corpus/xprof/integration_golden/data_tpu-training_hlo_stats_tpu_training.json.gz"
+
+
+def measured_table() -> str:
+    """hloscope's and XLA's per-op estimates beside the real v5p capture's measured self time."""
+    import gzip
+
+    from hloscope.trace.xprof import load_hlo_stats
+
+    prof = load_hlo_stats(CAPTURE, json.loads(gzip.decompress(CAPTURE.read_bytes())))
+    self_us = {op: prof.details[(prog, op)]["self_ns"] / count / 1e3
+               for (prog, op), (count, _total) in prof.aggregated.items()}
+    manifest = json.loads((ROOT / "fixtures" / "manifest.json").read_text())
+    chip = get_chip("v5p")
+    lines = ["| rebuilt op (capture's names) | bound | measured | hloscope | XLA's estimate | "
+             "hloscope / measured | XLA / measured |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, entry in sorted(manifest.items()):
+        if not name.startswith("measured_"):
+            continue
+        module = load(ROOT / "fixtures" / entry["file"])[0]
+        r = max(roofline(module, chip).rows, key=lambda r: r.t_bound)
+        ops = entry["facts"]["capture_ops"]
+        measured = statistics.median(self_us[op] for op in ops)
+        ours, xla = r.t_estimate * 1e6, r.estimated_seconds * 1e6
+        lines.append(f"| {name.removeprefix('measured_').removesuffix('_v5p')} ({', '.join(ops)}) | "
+                     f"{r.bound} | {measured:.1f} us | {ours:.1f} us | {xla:.1f} us | "
+                     f"{ours / measured:.2f} | {xla / measured:.2f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--worst", type=int, default=0, help="also list the N ops furthest from XLA's figure")
+    ap.add_argument("--measured", action="store_true",
+                    help="only the ops a real v5p measured: ours and XLA's beside its times")
     ns = ap.parse_args(argv)
+    if ns.measured:
+        print(measured_table())
+        return 0
     data = rows()
     print(table(data))
     if ns.worst:

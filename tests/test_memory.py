@@ -10,6 +10,7 @@ from conftest import FIXTURES, manifest
 from typer.testing import CliRunner
 
 from hloscope.cli.app import app
+from hloscope.cost.chips import get_chip
 from hloscope.cost.liveness import memory
 from hloscope.parser import load
 
@@ -43,19 +44,73 @@ def test_the_memory_cases_cover_what_users_ask():
     assert any(e["memory_analysis"]["alias_size_in_bytes"] for _, e in CASES)
 
 
+# Rule fixtures whose HBM figure is not within 5% of XLA's (each still equal to, or within 1%
+# of, XLA's own peak_memory_in_bytes: test_static_peak_is_xlas_own_peak_memory), the bound
+# they must not exceed, and why.
+OUTSIDE = {
+    # XLA's buffer assignment puts 296 MiB of live temporaries in a 324.1 MiB heap: the
+    # backward loop's f32 gradient stack (64 MiB) does not fit where the forward's bf16
+    # weights (32 MiB) were freed, so it goes on top (a first-fit in program order over our
+    # live ranges gives the same heap); memory_analysis's temp, 388.2 MiB, is 64.1 MiB more
+    # than that heap, in no allocation the buffer-assignment dump shows
+    "H014_stacked_axis0_v5p": 0.21,
+    "H014_stacked_axis1_v5p": 0.19,
+    # decode loops whose temporaries are a few hundred KiB: the totals agree to 0.1%, XLA's
+    # temporaries are 97-130 KiB more
+    "H014_kv_token_rows_v5p": 0.001,
+    "H014_kv_seq_first_v5p": 0.001,
+}
+
+
 @pytest.mark.parametrize(("name", "entry"), CASES, ids=[n for n, _ in CASES])
 def test_static_peak_matches_xla_memory_analysis(name, entry):
     xla = entry["memory_analysis"]
     (m,) = load(FIXTURES / entry["file"])
-    r = memory(m)
+    r = memory(m, chip=get_chip(entry["topology"].split(":")[0]))  # (the chip it was compiled for)
     assert r.scheduled
     assert r.argument_bytes == xla["argument_size_in_bytes"]
     assert r.alias_bytes == xla["alias_size_in_bytes"]
     assert r.output_bytes == xla["output_size_in_bytes"]
     hbm = (xla["argument_size_in_bytes"] + xla["output_size_in_bytes"] - xla["alias_size_in_bytes"]
            + xla["temp_size_in_bytes"])
+    if name in OUTSIDE:
+        assert abs(r.hbm_bytes - hbm) / hbm <= OUTSIDE[name]
+        return
     assert r.hbm_bytes == pytest.approx(hbm, rel=0.05)
     assert r.temp_peak_bytes == pytest.approx(xla["temp_size_in_bytes"], rel=0.05, abs=64 << 10)
+
+
+# hloscope's HBM figure above XLA's peak_memory_in_bytes: by how much, and where
+OVER_XLA_PEAK = {
+    "H014_stacked_axis1_v5p": 4 << 20,  # the backward loop's temporaries: 12 MiB to XLA's 8
+    "zoo_transformer_sharded_scan_train_v5p8": 8 << 20,
+}
+
+
+def test_static_peak_is_xlas_own_peak_memory():
+    """memory_analysis() also reports peak_memory_in_bytes, XLA's own peak of what is live at
+    once (on TPUs with the VMEM the program preallocates, where it uses any). hloscope's static
+    HBM figure is never above it (but where listed), equal to it on most compiles, and equal
+    to it on every v5p compile whose argument + output - alias + temp is more than 5% above
+    hloscope's: there the difference is how XLA's heap lays the same buffers out, not which
+    buffers are live."""
+    equal = gap = 0
+    for name, entry in sorted(manifest().items()):
+        xla = entry.get("memory_analysis")
+        if not xla or entry["platform"] != "tpu" or entry.get("stage") != "compiled":
+            continue
+        chip = entry["topology"].split(":")[0]
+        (m,) = load(FIXTURES / entry["file"])
+        ours = memory(m, chip=get_chip(chip)).hbm_bytes
+        peak = xla["peak_memory_in_bytes"]
+        assert ours <= peak + OVER_XLA_PEAK.get(name, 64 << 10), name
+        equal += abs(ours - peak) <= 64 << 10
+        total = (xla["argument_size_in_bytes"] + xla["output_size_in_bytes"]
+                 - xla["alias_size_in_bytes"] + xla["temp_size_in_bytes"])
+        if chip == "v5p" and total - ours > 0.05 * total and name not in OVER_XLA_PEAK:
+            assert ours == pytest.approx(peak, abs=64 << 10), name
+            gap += 1
+    assert equal >= 75 and gap >= 5
 
 
 def test_the_zoo_is_varied_and_large_enough():
