@@ -35,10 +35,10 @@ def test_select_by_code_prefix_name_and_ignore():
     codes = lambda sel, ign=None: [r.code for r in select_rules(rules, sel, ign)]  # noqa: E731
     assert codes(["H001"]) == ["H001"]
     assert codes(["H00"]) == ["H001", "H002", "H003", "H004", "H005", "H006", "H007", "H008", "H009"]
-    assert codes(["H01"]) == ["H010", "H011", "H012", "H013"]
+    assert codes(["H01"]) == ["H010", "H011", "H012", "H013", "H014"]
     assert codes(["padding-waste", "H010"]) == ["H003", "H010"]
-    assert codes(["ALL"], ["H00", "K", "T"]) == ["F001", "G001", "H010", "H011", "H012", "H013", "X001",
-                                                 "X002"]
+    assert codes(["ALL"], ["H00", "K", "T"]) == ["F001", "G001", "H010", "H011", "H012", "H013", "H014",
+                                                 "X001", "X002"]
     assert codes(["ALL"], ["F", "G", "H0", "K", "T", "X"]) == []
     with pytest.raises(ValueError, match="no rule matches 'H77'"):
         select_rules(rules, ["H77"], None)

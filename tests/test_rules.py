@@ -268,3 +268,70 @@ def test_h007_per_layer_gathers_are_the_pattern_its_help_recommends():
             assert sorted(f.evidence["result_bytes"] >> 20 for f in found if f not in per_layer) == [250, 250]
     (whole,) = lint_files([RULE_DIR / "H007" / "gather_whole_weight_v5p.hlo.txt"], LintOptions(select=["H007"])).findings
     assert whole.severity == Severity.WARNING and "per_layer" not in whole.evidence
+
+
+def _dus_module(target: str, update: str) -> str:
+    """HAND-WRITTEN minimal module: one dynamic-update-slice of `update` into `target`."""
+    rank = target.split("[")[1].split("]")[0].count(",") + 1
+    zeros = ", ".join(["z"] * (rank - 1))
+    return (f"HloModule m, is_scheduled=true\nENTRY e {{\n  t = {target} parameter(0)\n"
+            f"  u = {update} parameter(1)\n  i = s32[] parameter(2)\n  z = s32[] constant(0)\n"
+            f"  ROOT d = {target} dynamic-update-slice(t, u, i, {zeros})\n}}\n")
+
+
+def _h014(text: str) -> list:
+    from hloscope.parser import parse
+    from hloscope.rules.engine import run
+
+    return run(parse(text, "h014"), [load_rules()["H014"]()]).findings
+
+
+def test_h014_on_the_real_v5p_captures_slowest_updates():
+    """The corpus's real v5p capture (XProf hlo_stats): its three dynamic-update-slices write
+    one layer's f32[1,7168,512] gradient into a f32[16,...] stack laid out {2,0,1}: dimension 0
+    (the layers) is the tile's 8-row dimension. Each touches 8 x 7168 x 512 x 4 =
+    117,440,512 bytes of whole tiles (by hand) for a 14,680,064-byte update; measured, they
+    take the three largest shares of the step's time, 14% together. Its two small ones
+    (f32[1,2048] rows) are partial too, but under min_bytes."""
+    import gzip
+    import json
+
+    from hloscope.parser.attrs import parse_shape
+    from hloscope.rules.h014_partial_tile_update import partial_dims, touched_tile_bytes
+
+    path = CORPUS / "xprof/integration_golden/data_tpu-training_hlo_stats_tpu_training.json.gz"
+    if not path.exists():
+        pytest.skip("shared/corpus not beside the repository")
+    table = json.loads(gzip.decompress(path.read_bytes()))
+    labels = [c["label"] for c in table["cols"]]
+    rows = [dict(zip(labels, [c.get("v") if c else None for c in r["c"]])) for r in table["rows"]]
+    updates = [r for r in rows if r["HLO op category"] == "dynamic-update-slice"]
+    by_share = sorted(rows, key=lambda r: -r["Total self time (%)"])
+    big = [r for r in updates if r["Avg. self time (us)"] > 100]
+    assert [r["HLO op name"] for r in by_share[:3]] == [r["HLO op name"] for r in
+                                                        sorted(big, key=lambda r: -r["Total self time (%)"])]
+    assert sum(r["Total self time (%)"] for r in big) > 14
+    for r in updates:
+        text = r["HLO op text"]
+        target = parse_shape(text.split(" = ", 1)[1].split(" dynamic-update-slice(")[0])
+        update = parse_shape(text.split("(", 1)[1].split(", ", 1)[1].split(" %")[0])
+        assert partial_dims(target, update) == [(0, 1, 8)]
+        fired = _h014(_dus_module(target.text(), update.text()))
+        if r in big:
+            assert touched_tile_bytes(target, update) == 117_440_512
+            assert update.logical_bytes == 14_680_064
+            assert [f.evidence["tile_bytes"] for f in fired] == [117_440_512]
+        else:  # f32[1,2048] into f32[16,2048]: 8 x 2048 x 4 x 2 = 128 KiB of tiles, under min_bytes
+            assert touched_tile_bytes(target, update) == 65_536 and fired == []
+
+
+def test_h014_partial_lanes_fire_whole_tiles_and_small_updates_do_not():
+    """Hand-derived: 64 of 128 lanes along the minor dimension is a partial tile (8 x 128 x 4 B
+    = 4 KiB a tile, 2048 tiles: 8 MiB, read and written: 16 MiB); 8 rows of an 8-row tile are
+    whole tiles; one row of a small buffer touches under min_bytes (8 x 128 x 4 x 2 = 8 KiB)."""
+    (lanes,) = _h014(_dus_module("f32[2048,16,256]{2,1,0:T(8,128)}", "f32[2048,16,64]{2,1,0:T(8,128)}"))
+    assert lanes.evidence["dimension"] == 2 and lanes.evidence["tile_bytes"] == 2048 * 16 * 128 * 4
+    assert _h014(_dus_module("f32[64,1024,1024]{2,0,1:T(8,128)}", "f32[8,1024,1024]{2,0,1:T(8,128)}")) == []
+    assert _h014(_dus_module("f32[16,128]{1,0:T(8,128)}", "f32[1,128]{1,0:T(8,128)}")) == []
+    (row,) = _h014(_dus_module("f32[16,1024,1024]{2,0,1:T(8,128)}", "f32[1,1024,1024]{2,0,1:T(1,128)}"))
+    assert row.evidence["tile_bytes"] == 8 * 1024 * 1024 * 4 and "relayout" not in row.evidence

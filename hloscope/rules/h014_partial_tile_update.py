@@ -1,0 +1,103 @@
+"""H014 partial-tile-update: a dynamic-update-slice that writes part of each memory tile it touches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from math import prod
+
+from hloscope.ir import Instruction, Shape
+from hloscope.ir.shape import COMBINE_DIM
+from hloscope.rules.base import Finding, InstructionRule, RuleContext, Severity
+from hloscope.rules.helpers import human_bytes, layout_key, loop_trips, moved_cost
+from hloscope.rules.registry import register
+from hloscope.stage import AFTER
+
+
+def tiled_dims(shape: Shape) -> list[tuple[int, int]]:
+    """(logical dim, tile extent) of each dimension the first tile level covers, minor last."""
+    layout = shape.layout
+    if layout is None or not layout.tiles or not layout.minor_to_major:
+        return []
+    tile = layout.tiles[0]
+    covered = list(reversed(layout.minor_to_major[:len(tile)]))  # major to minor
+    return [(d, t) for d, t in zip(covered, tile[len(tile) - len(covered):]) if t != COMBINE_DIM]
+
+
+def partial_dims(target: Shape, update: Shape) -> list[tuple[int, int, int]]:
+    """(dim, update extent, tile extent) where the update covers part of every tile it meets:
+    fewer elements than the dimension holds, and not a whole number of tiles."""
+    if target.rank != update.rank:
+        return []
+    return [(d, update.dims[d], t) for d, t in tiled_dims(target)
+            if t > 1 and update.dims[d] < target.dims[d] and update.dims[d] % t]
+
+
+def touched_tile_bytes(target: Shape, update: Shape) -> int:
+    """Bytes of the whole tiles an update of this shape meets: each is read and written whole."""
+    tiled = dict(tiled_dims(target))
+    extents = [-(-u // tiled[d]) * tiled[d] if d in tiled else u for d, u in enumerate(update.dims)]
+    return prod(extents) * target.element_bits // 8
+
+
+@register
+class PartialTileUpdate(InstructionRule):
+    """A dynamic-update-slice that writes part of each memory tile it touches."""
+
+    code = "H014"
+    name = "partial-tile-update"
+    severity = Severity.WARNING
+    summary = "dynamic-update-slice whose slice covers only part of each (8,128) tile of its buffer"
+    stages = frozenset({AFTER})  # tiles are the TPU compiler's, after layout assignment
+    targets = frozenset({"dynamic-update-slice"})
+
+    @dataclass(frozen=True)
+    class Options:
+        min_bytes: int = 1 << 20  # whole-tile traffic per update below this is left alone
+
+    def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:
+        shapes = ctx.model.operand_shapes(instr)
+        if len(shapes) < 2 or not instr.shape.is_array or not shapes[1].is_array:
+            return
+        target, update = instr.shape, shapes[1]
+        partial = partial_dims(target, update)
+        if not partial:
+            return
+        touched = touched_tile_bytes(target, update)
+        moved = 2 * touched  # every tile met is read and written back whole
+        if moved < self.options.min_bytes:
+            return
+        trips = loop_trips(instr, ctx)
+        dim, extent, tile = partial[0]
+        per = f" on each of {trips} trips" if trips else ""
+        relayout = self._relayout(instr, ctx)
+        evidence = {"dimension": dim, "update_extent": extent, "tile_extent": tile,
+                    "update_bytes": update.logical_bytes, "tile_bytes": touched, "trips": trips}
+        if relayout is not None:
+            evidence["relayout"] = relayout.name
+        yield self.finding(
+            ctx, instr,
+            f"%{instr.name} writes {extent} of every {tile} rows of the tiles of "
+            f"{target.text()} along dimension {dim}{per}: {human_bytes(touched)} of whole tiles "
+            f"read and rewritten for a {human_bytes(update.logical_bytes)} update"
+            + (f", after %{relayout.name} relayouts the update to match" if relayout else ""),
+            evidence=evidence,
+            cost=moved_cost(ctx, moved, trips, instr),
+            help="Put the axis written one slice at a time outermost, so each slice is whole "
+                 "tiles: stack per-layer arrays on axis 0 and scan over axis 0 (not another axis "
+                 "moved to the front inside the step: jnp.moveaxis, nn.scan's in_axes, MaxText's "
+                 "param_scan_axis=1); keep a KV cache written a token at a time sequence-first, "
+                 "[S, B, H, D] (MaxText's ar_cache_axis_order). XLA then writes each slice in "
+                 "place, with no relayout.",
+        )
+
+    @staticmethod
+    def _relayout(instr: Instruction, ctx: RuleContext) -> Instruction | None:
+        """The copy that retiles the update just for this write, if there is one."""
+        src = ctx.operand(instr, 1)
+        if src is None or src.opcode != "copy":
+            return None
+        before = ctx.operand(src, 0)
+        if before is None or not before.shape.is_array:
+            return None
+        return src if layout_key(before.shape) != layout_key(src.shape) else None
