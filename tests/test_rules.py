@@ -297,7 +297,7 @@ def test_h014_on_the_real_v5p_captures_slowest_updates():
     import json
 
     from hloscope.parser.attrs import parse_shape
-    from hloscope.rules.h014_partial_tile_update import partial_dims, touched_tile_bytes
+    from hloscope.rules.helpers import partial_dims, touched_tile_bytes
 
     path = CORPUS / "xprof/integration_golden/data_tpu-training_hlo_stats_tpu_training.json.gz"
     if not path.exists():
@@ -335,3 +335,19 @@ def test_h014_partial_lanes_fire_whole_tiles_and_small_updates_do_not():
     assert _h014(_dus_module("f32[16,128]{1,0:T(8,128)}", "f32[1,128]{1,0:T(8,128)}")) == []
     (row,) = _h014(_dus_module("f32[16,1024,1024]{2,0,1:T(8,128)}", "f32[1,1024,1024]{2,0,1:T(1,128)}"))
     assert row.evidence["tile_bytes"] == 8 * 1024 * 1024 * 4 and "relayout" not in row.evidence
+
+
+def test_h002_on_a_relayout_that_only_feeds_a_partial_tile_update_points_to_h014():
+    """The real scanned step stacked on axis 1: XLA retiles each layer's gradient to T(1,128)
+    (%copy.6, read off the text) only to write it one row per tile; H002's generic advice
+    (transpose weights, einsum orders) does not apply there, H014's does. Its twin copy in
+    H002's own positive keeps the generic help."""
+    path = RULE_DIR / "H014" / "stacked_axis1_v5p.hlo.txt"
+    (found,) = lint_files([path], LintOptions(select=["H002"], chip="v5p")).findings
+    (module,) = load(path)
+    dus = next(i for i in module.instructions() if i.opcode == "dynamic-update-slice" and "copy.6" in i.operands)
+    assert found.instruction == "copy.6" and found.evidence["partial_tile_update"] == dus.name
+    assert "H014" in found.help and "transpose weights" not in found.help
+    (plain,) = lint_files([RULE_DIR / "H002" / "transpose_out_v5e.hlo.txt"],
+                          LintOptions(select=["H002"], chip="v5e")).findings
+    assert "partial_tile_update" not in plain.evidence and "transpose weights" in plain.help

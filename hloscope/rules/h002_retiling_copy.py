@@ -14,6 +14,7 @@ from hloscope.rules.helpers import (
     layout_key,
     loop_trips,
     moved_cost,
+    partial_dims,
     physical_dims_order,
     tiles,
 )
@@ -61,12 +62,31 @@ class RetilingCopy(InstructionRule):
             return
         trips = loop_trips(instr, ctx)
         cost = moved_cost(ctx, moved, trips, instr)
+        evidence = {"from": src.text(), "to": dst.text(), "bytes": moved, "trips": trips}
+        update = self._partial_update(instr, ctx)
+        if update is not None:
+            evidence["partial_tile_update"] = update.name
+            help_text = (f"This relayout only feeds %{update.name}, which writes part of every tile "
+                         "of its buffer (H014): put the axis written one slice at a time outermost "
+                         "(stack layers on axis 0, a KV cache sequence-first) and neither is needed.")
+        else:
+            help_text = ("Make producer and consumer agree on one layout: transpose weights once "
+                         "outside the step, pick einsum/dot dimension orders that keep the "
+                         "contracting dim minor, or keep the minor dim a multiple of 128.")
         yield self.finding(
             ctx, instr,
             f"%{instr.name} relayouts {src.text()} -> {dst.text()}: {human_bytes(moved)} moved",
-            evidence={"from": src.text(), "to": dst.text(), "bytes": moved, "trips": trips},
-            cost=cost,
-            help="Make producer and consumer agree on one layout: transpose weights once outside "
-                 "the step, pick einsum/dot dimension orders that keep the contracting dim "
-                 "minor, or keep the minor dim a multiple of 128.",
+            evidence=evidence, cost=cost, help=help_text,
         )
+
+    @staticmethod
+    def _partial_update(instr: Instruction, ctx: RuleContext) -> Instruction | None:
+        """The dynamic-update-slice this copy's result is only the update of, when that update
+        covers part of every tile it meets (H014's case)."""
+        users = ctx.users(instr)
+        if len(users) != 1 or users[0].opcode != "dynamic-update-slice":
+            return None
+        (dus,) = users
+        if len(dus.operands) < 2 or dus.operands[1] != instr.name:
+            return None
+        return dus if dus.shape.is_array and partial_dims(dus.shape, instr.shape) else None

@@ -4,40 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from math import prod
 
-from hloscope.ir import Instruction, Shape
-from hloscope.ir.shape import COMBINE_DIM
+from hloscope.ir import Instruction
 from hloscope.rules.base import Finding, InstructionRule, RuleContext, Severity
-from hloscope.rules.helpers import human_bytes, layout_key, loop_trips, moved_cost
+from hloscope.rules.helpers import (
+    human_bytes,
+    layout_key,
+    loop_trips,
+    moved_cost,
+    partial_dims,
+    touched_tile_bytes,
+)
 from hloscope.rules.registry import register
 from hloscope.stage import AFTER
-
-
-def tiled_dims(shape: Shape) -> list[tuple[int, int]]:
-    """(logical dim, tile extent) of each dimension the first tile level covers, minor last."""
-    layout = shape.layout
-    if layout is None or not layout.tiles or not layout.minor_to_major:
-        return []
-    tile = layout.tiles[0]
-    covered = list(reversed(layout.minor_to_major[:len(tile)]))  # major to minor
-    return [(d, t) for d, t in zip(covered, tile[len(tile) - len(covered):]) if t != COMBINE_DIM]
-
-
-def partial_dims(target: Shape, update: Shape) -> list[tuple[int, int, int]]:
-    """(dim, update extent, tile extent) where the update covers part of every tile it meets:
-    fewer elements than the dimension holds, and not a whole number of tiles."""
-    if target.rank != update.rank:
-        return []
-    return [(d, update.dims[d], t) for d, t in tiled_dims(target)
-            if t > 1 and update.dims[d] < target.dims[d] and update.dims[d] % t]
-
-
-def touched_tile_bytes(target: Shape, update: Shape) -> int:
-    """Bytes of the whole tiles an update of this shape meets: each is read and written whole."""
-    tiled = dict(tiled_dims(target))
-    extents = [-(-u // tiled[d]) * tiled[d] if d in tiled else u for d, u in enumerate(update.dims)]
-    return prod(extents) * target.element_bits // 8
 
 
 @register

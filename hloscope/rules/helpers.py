@@ -8,7 +8,7 @@ from math import prod
 
 from hloscope.cost.layout import sublanes
 from hloscope.ir import Instruction, Shape
-from hloscope.ir.shape import per_shape
+from hloscope.ir.shape import COMBINE_DIM, per_shape
 from hloscope.rules.base import MATMUL, ModuleRule, RuleContext
 from hloscope.stage import AFTER
 from hloscope.units import human_bytes, human_seconds
@@ -182,7 +182,34 @@ class TraceRule(ModuleRule):
                 yield instr, view
 
 
+def tiled_dims(shape: Shape) -> list[tuple[int, int]]:
+    """(logical dim, tile extent) of each dimension the first tile level covers, minor last."""
+    layout = shape.layout
+    if layout is None or not layout.tiles or not layout.minor_to_major:
+        return []
+    tile = layout.tiles[0]
+    covered = list(reversed(layout.minor_to_major[:len(tile)]))  # major to minor
+    return [(d, t) for d, t in zip(covered, tile[len(tile) - len(covered):]) if t != COMBINE_DIM]
+
+
+def partial_dims(target: Shape, update: Shape) -> list[tuple[int, int, int]]:
+    """(dim, update extent, tile extent) where the update covers part of every tile it meets:
+    fewer elements than the dimension holds, and not a whole number of tiles."""
+    if target.rank != update.rank:
+        return []
+    return [(d, update.dims[d], t) for d, t in tiled_dims(target)
+            if t > 1 and update.dims[d] < target.dims[d] and update.dims[d] % t]
+
+
+def touched_tile_bytes(target: Shape, update: Shape) -> int:
+    """Bytes of the whole tiles an update of this shape meets: each is read and written whole."""
+    tiled = dict(tiled_dims(target))
+    extents = [-(-u // tiled[d]) * tiled[d] if d in tiled else u for d, u in enumerate(update.dims)]
+    return prod(extents) * target.element_bits // 8
+
+
 __all__ = ["DEFAULT_SCOPED_VMEM", "sharding_annotation", "KernelRule", "TraceRule", "collective_instruction",
            "contains_matmul", "copy_io", "human_bytes", "human_seconds", "ici_time", "matmul_unit",
            "layout_key", "loop_trips", "matmul_dims", "memory_space", "moved_cost",
-           "mxu_size", "physical_dims_order", "sublanes", "tiles"]
+           "mxu_size", "partial_dims", "physical_dims_order", "sublanes", "tiled_dims", "tiles",
+           "touched_tile_bytes"]
