@@ -40,8 +40,29 @@ def _told(instr: Instruction) -> object:
 
 @cache
 def _never_duplicate(opcode: str) -> bool:
-    """Per-call or side-effecting by its opcode alone (custom calls are asked one by one)."""
-    return opcode in _SKIP or opcode.startswith(_EFFECT_PREFIXES)
+    """Per-call or side-effecting by its opcode alone (custom calls are asked one by one), or
+    one part of an asynchronous op (`slice-start`, `fusion-done`...): each start is a transfer
+    of its own that XLA scheduled, not a value computed twice."""
+    return opcode in _SKIP or opcode.startswith(_EFFECT_PREFIXES) or opcode.endswith(_ASYNC_PARTS)
+
+
+_ASYNC_PARTS = ("-start", "-update", "-done")
+
+
+def _written_in_place(instr: Instruction, ctx: RuleContext, depth: int = 0) -> bool:
+    """A user writes into the value's buffer (a loop's state, a sort, an in-place update): two
+    equal values are then two buffers XLA keeps apart on purpose (its broadcast clones for
+    loop-state initialisers, an iota per sort), not one value to compute once."""
+    from hloscope.cost.sharing import in_place
+
+    for user in ctx.users(instr):
+        if user.opcode in ("while", "sort"):
+            return True
+        if user.opcode == "tuple" and depth < 2 and _written_in_place(user, ctx, depth + 1):
+            return True
+        if any(user.operands[k] == instr.name for _, k in in_place(user, ctx.module) if k < len(user.operands)):
+            return True
+    return False
 
 
 @register
@@ -121,6 +142,8 @@ class DuplicateComputation(ModuleRule):
                 chains[root][2].append(instr)
         limit = self.options.min_elements
         for instr, first, followers in chains.values():
+            if _written_in_place(instr, ctx) or _written_in_place(first, ctx):
+                continue
             big = [i for i in (instr, *followers)
                    if not i.shape.is_array or i.shape.num_elements >= limit]
             if not big:
