@@ -33,6 +33,10 @@ def test_compile_an_example_and_lint_and_measure_the_dump(tmp_path):
     (rec,) = json.loads(mem.stdout)["modules"]
     hbm = xla["argument_size_in_bytes"] + xla["output_size_in_bytes"] - xla["alias_size_in_bytes"] + xla["temp_size_in_bytes"]
     assert rec["hbm_bytes"] == pytest.approx(hbm, rel=0.01)
+    # XLA's own figures of the compile, read back from the folder and shown beside ours
+    assert rec["xla_memory_analysis"] == {k: int(v) for k, v in xla.items()}
+    text = runner.invoke(app, ["memory", str(out)]).stdout
+    assert "beside XLA's memory_analysis() of this compile" in text and "peak_memory_in_bytes" in text
     lint = runner.invoke(app, ["lint", str(out), "--format", "json", "--exit-zero"])
     assert [m["name"] for m in json.loads(lint.stdout)["modules"]] == ["jit_train_step"]
 

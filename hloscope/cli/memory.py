@@ -45,7 +45,10 @@ def memory(file: PathArg, chip_name: AutoChipOpt = None, format: FormatOpt = For
     When XLA's own reports sit next to the module (a --xla_dump_to directory) or are given
     with --xla-report, their numbers are shown beside ours: the buffer assignment's
     arguments, outputs, donated and temporaries per memory space, the memory-usage report's
-    total per space, and the live-range dump's peak.
+    total per space, and the live-range dump's peak. In a folder `hloscope compile` wrote,
+    XLA's memory_analysis() of the compiled module is shown beside too, with
+    peak_memory_in_bytes: XLA's own peak of what is live at once, which hloscope's figure
+    equals on most TPU compiles; temp_size_in_bytes adds how XLA's heap lays it out.
 
     Examples:
       hloscope memory fixtures/memory/vocab_loss_v5e.hlo.txt --chip v5e
@@ -122,4 +125,10 @@ def _records(modules: list, reports, chip_name: str | None) -> list[dict]:
                                                   "source": choice.source, "assumed": choice.assumed}))
     if reports is not None and len(out) == 1:
         out[0]["xla"] = reports.to_dict()
+    from hloscope.cost.xla_memory import analysis_beside
+
+    for m, record in zip(modules, out, strict=True):
+        figures = analysis_beside(m.path, m.name) if m.path else None
+        if figures:
+            record["xla_memory_analysis"] = figures
     return out

@@ -86,6 +86,27 @@ def beside(module_file: str | Path) -> dict[str, Path]:
     return {kind: f for kind, f in found.items() if f.is_file()}
 
 
+ANALYSIS = "memory_analysis.json"  # what `hloscope compile` writes of compiled.memory_analysis()
+
+
+def analysis_beside(module_file: str | Path, module_name: str) -> dict[str, int] | None:
+    """XLA's memory_analysis() of the module, where `hloscope compile` wrote it beside the
+    dump (memory_analysis.json, for the module its hloscope.json names), else None."""
+    import json
+
+    if not Path(module_file).is_file():
+        return None  # (a module parsed from a string)
+    folder = Path(module_file).parent
+    try:
+        record = json.loads((folder / "hloscope.json").read_text(encoding="utf-8"))
+        figures = json.loads((folder / ANALYSIS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("module") != module_name or not isinstance(figures, dict):
+        return None  # (a helper module the same compile dumped: the figures are not its)
+    return {k: int(v) for k, v in figures.items() if isinstance(v, (int, float))}
+
+
 def kind_of(path: str | Path) -> str | None:
     name = Path(path).name
     return next((kind for kind, suffix in SUFFIXES.items() if name.endswith(suffix)), None)

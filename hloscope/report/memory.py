@@ -60,7 +60,27 @@ def memory_text(records: list[dict]) -> str:
             out.append(f"  temporaries over the schedule: |{_timeline(r['timeline'])}|")
         if r.get("xla"):
             out.extend(_beside_xla(r, r["xla"]))
+        if r.get("xla_memory_analysis"):
+            out.extend(_beside_analysis(r, r["xla_memory_analysis"]))
     return "\n".join(out)
+
+
+def _beside_analysis(r: dict, xla: dict) -> list[str]:
+    """Our numbers next to XLA's memory_analysis() of the same compile (hloscope compile)."""
+    fmt = lambda n: "-" if n is None else human_bytes(n, 2)  # noqa: E731
+    keys = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes")
+    total = sum(xla.get(k, 0) for k in keys[:2]) - xla.get(keys[2], 0) + xla.get(keys[3], 0)
+    rows = [("arguments", r["argument_bytes"], xla.get(keys[0]), ""),
+            ("outputs", r["output_bytes"], xla.get(keys[1]), ""),
+            ("aliased (donated)", r["alias_bytes"], xla.get(keys[2]), ""),
+            ("temporaries", r["temp_peak_bytes"], xla.get(keys[3]), "XLA: its heap, as laid out"),
+            ("total", r["hbm_bytes"], total, "arguments + outputs - aliased + temporaries"),
+            ("peak live", r["hbm_bytes"], xla.get("peak_memory_in_bytes"),
+             "XLA's peak_memory_in_bytes (with the VMEM it preallocates, where it uses any)")]
+    return ["  beside XLA's memory_analysis() of this compile (memory_analysis.json):",
+            f"    {'':<24} {'hloscope':>12} {'XLA':>12}"] + [
+        f"    {label:<24} {fmt(ours):>12} {fmt(theirs):>12}" + (f"  {note}" if note else "")
+        for label, ours, theirs, note in rows]
 
 
 def _beside_xla(r: dict, xla: dict) -> list[str]:
