@@ -38,9 +38,8 @@ def memory(file: PathArg, chip_name: AutoChipOpt = None, format: FormatOpt = For
 
     HBM is reported as XLA's compiled.memory_analysis() splits it: arguments + outputs -
     aliased (donated) + peak temporaries, the last being the most bytes of temporaries live
-    at one point of the schedule (XLA's temp_size_in_bytes is that heap after buffer reuse).
-    Other memory spaces (S(1): on-chip VMEM, ...) are reported apart: XLA's
-    peak_memory_in_bytes adds the VMEM preallocation to HBM, so it is not an HBM peak.
+    at one point of the schedule (XLA's temp_size_in_bytes is its heap of them, as laid out).
+    Other memory spaces (S(1): on-chip VMEM, ...) are reported apart.
 
     When XLA's own reports sit next to the module (a --xla_dump_to directory) or are given
     with --xla-report, their numbers are shown beside ours: the buffer assignment's
