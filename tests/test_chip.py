@@ -27,12 +27,29 @@ def _h012(path, chip=None):
 
 
 def test_a_v5p_program_without_chip_gets_no_capacity_verdict():
-    (found,) = _h012(BIG_V5P)
-    assert found.severity == Severity.INFO
-    assert "assumed TPU v5e" in found.message and "does not fit" not in found.message
-    assert _h012(BIG_V5P, chip="v5p") == []
+    """Its fusions carry megacore_config (split over a chip's two TensorCores: v5p's, as
+    libtpu prints them): assumed v5p, said so, and its 40 GiB fit. A v5e program 95% full,
+    whose ops carry none, is judged against an assumed v5e: informational only."""
+    assert _h012(BIG_V5P) == [] and _h012(BIG_V5P, chip="v5p") == []
     report = lint_files([BIG_V5P], LintOptions(select=["H012"]))
-    assert any(n.startswith("chip assumed: TPU v5e") for n in report.notes)
+    assert any(n.startswith("chip assumed: TPU v5p") and "megacore_config" in n for n in report.notes)
+    (found,) = _h012(FIXTURES / "rules" / "H012" / "near_full_v5e.hlo.txt")
+    assert found.severity == Severity.INFO and "assumed TPU v5e" in found.message
+
+
+def test_megacore_ops_mark_v5p_compiles_and_no_other():
+    """Read off the real compiles in fixtures/ (manifest topologies): nearly every v5p compile
+    has a megacore_config; no v5e, v6e or v4 one has."""
+    from hloscope.cost.resolve import megacore
+
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    seen: dict[str, list[bool]] = {}
+    for entry in manifest.values():
+        if entry["platform"] == "tpu" and entry.get("stage", "compiled") == "compiled":
+            for module in load(FIXTURES / entry["file"]):
+                seen.setdefault(entry["topology"].split(":")[0], []).append(megacore(module))
+    assert sum(seen["v5p"]) >= 0.9 * len(seen["v5p"])
+    assert not any(any(v) for chip, v in seen.items() if chip != "v5p") and len(seen) >= 4
 
 
 def test_the_chip_recorded_in_the_dump_folder_is_used(tmp_path):
