@@ -94,6 +94,11 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
         "t004_hot_copy.py", "t005_kernel_dma_bound.py", "t006_kernel_low_mxu.py",
         "t007_kernel_roofline_gap.py")],
         ["tests/test_trace_rules_parts.py"]),
+    # H014 partial-tile-update and H002's pointer to it; H006 and what it leaves alone
+    "rules_tiles": (["hloscope/rules/h014_partial_tile_update.py", "hloscope/rules/h002_retiling_copy.py"],
+                    ["tests/test_rules.py", "tests/test_rule_docs.py"]),
+    "rules_duplicates": (["hloscope/rules/h006_duplicate_computation.py"],
+                         ["tests/test_rules.py", "tests/test_rule_docs.py"]),
 }
 # the check that bench/mutants.py's seeds still apply reads hloscope's source text, which
 # mutmut's copy has rewritten (trampolines): it fails there whatever the mutant
