@@ -387,3 +387,75 @@ def test_h006_leaves_xlas_own_duplicates_alone(file, opcode, why):
         assert why in users or "tuple" in users
     report = lint_files([path], LintOptions(select=["H006"], chip=file.rsplit("_", 1)[1]))
     assert not {f.instruction for f in report.findings} & {i.name for p in pairs for i in p}
+
+
+def test_h014_figures_on_the_real_stacked_step():
+    """The real step stacked on axis 1 (16 layers): each layer's f32[1,1024,1024] gradient
+    goes into f32[16,1024,1024]{2,0,1:T(8,128)}, 1 of every 8 rows along dimension 0, after
+    %copy.6 retiles it. By hand: 8 x 1024 x 1024 x 4 = 32 MiB of whole tiles a trip, read and
+    written: 64 MiB a trip, 1 GiB over the 16 trips (the loop's known trip count)."""
+    path = RULE_DIR / "H014" / "stacked_axis1_v5p.hlo.txt"
+    (found,) = lint_files([path], LintOptions(select=["H014"], chip="v5p")).findings
+    tile = 8 * 1024 * 1024 * 4
+    assert found.evidence == {"dimension": 0, "update_extent": 1, "tile_extent": 8,
+                              "update_bytes": 1024 * 1024 * 4, "tile_bytes": tile, "trips": 16,
+                              "relayout": "copy.6"}
+    assert found.cost["bytes_wasted"] == 2 * tile * 16
+    assert found.cost["est_seconds"] == pytest.approx(2 * tile * 16 / 2.765e12)  # v5p's HBM
+    assert "on each of 16 trips" in found.message and "after %copy.6 relayouts" in found.message
+    assert "axis 0" in found.help and "sequence-first" in found.help
+
+
+def test_h014_edges_by_hand():
+    """HAND-WRITTEN modules. Exactly min_bytes (1 MiB) of tiles read and written fires:
+    8 x 128 x 128 x 4 = 512 KiB a side; outside a loop the message names no trips and the
+    cost no multiple. An update copied without a change of layout is no relayout. A copy that
+    retiles an update of whole tiles keeps H002's own advice."""
+    (edge,) = _h014(_dus_module("f32[16,128,128]{2,0,1:T(8,128)}", "f32[1,128,128]{2,0,1:T(1,128)}"))
+    assert edge.evidence["tile_bytes"] == 512 << 10 and edge.cost["bytes_wasted"] == 1 << 20
+    assert "trips" not in edge.message and edge.evidence["trips"] is None
+    text = _dus_module("f32[16,1024,1024]{2,0,1:T(8,128)}", "f32[1,1024,1024]{2,0,1:T(1,128)}")
+    copied = text.replace("  ROOT d = ", "  c = f32[1,1024,1024]{2,0,1:T(1,128)} copy(u)\n  ROOT d = ") \
+                 .replace("dynamic-update-slice(t, u,", "dynamic-update-slice(t, c,")
+    (plain,) = _h014(copied)
+    assert "relayout" not in plain.evidence and "relayouts" not in plain.message
+    from hloscope.parser import parse
+    from hloscope.rules.engine import run
+
+    whole = ("HloModule m, is_scheduled=true\nENTRY e {\n"
+             "  t = f32[64,1024,1024]{2,0,1:T(8,128)} parameter(0)\n"
+             "  u = f32[8,1024,1024]{2,1,0:T(8,128)} parameter(1)\n  i = s32[] parameter(2)\n"
+             "  z = s32[] constant(0)\n  c = f32[8,1024,1024]{2,0,1:T(8,128)} copy(u)\n"
+             "  ROOT d = f32[64,1024,1024]{2,0,1:T(8,128)} dynamic-update-slice(t, c, i, z, z)\n}\n")
+    (retile,) = run(parse(whole, "h002"), [load_rules()["H002"]()]).findings
+    assert "partial_tile_update" not in retile.evidence and "transpose weights" in retile.help
+    assert _h014(whole) == []
+
+
+def test_h002_figures_and_the_transpose_branch():
+    """The real positive: %copy turns bf16[1024,512]{1,0} into {0,1} (1 MiB each side, by
+    hand: 1024 x 512 x 2), 2 MiB moved, once (no loop), costed at XLA's own estimate of the
+    copy. HAND-WRITTEN transposes: one whose result layout keeps the memory order is a
+    bitcast (silent); one that reorders memory is a relayout; 1,024 bytes moved is the
+    threshold (fires), under it not."""
+    (found,) = lint_files([RULE_DIR / "H002" / "transpose_out_v5e.hlo.txt"],
+                          LintOptions(select=["H002"], chip="v5e")).findings
+    assert found.evidence == {"from": "bf16[1024,512]{1,0:T(8,128)(2,1)}",
+                              "to": "bf16[1024,512]{0,1:T(8,128)(2,1)S(1)}",
+                              "bytes": 2 * 1024 * 512 * 2, "trips": None}
+    assert found.cost["bytes_wasted"] == 2 * 1024 * 512 * 2
+    assert found.cost["est_seconds"] == found.cost["xla_est_seconds"]
+    from hloscope.parser import parse
+    from hloscope.rules.engine import run
+
+    def h002(src: str, dst: str) -> list:
+        text = (f"HloModule m, is_scheduled=true\nENTRY e {{\n  x = {src} parameter(0)\n"
+                f"  ROOT t = {dst} transpose(x), dimensions={{1,0}}\n}}\n")
+        return run(parse(text, "h002"), [load_rules()["H002"]()]).findings
+
+    assert h002("f32[256,128]{1,0}", "f32[128,256]{0,1}") == []  # same memory order: a bitcast
+    (moved,) = h002("f32[256,128]{1,0}", "f32[128,256]{1,0}")
+    assert moved.evidence["bytes"] == 2 * 256 * 128 * 4
+    (edge,) = h002("f32[16,8]{1,0}", "f32[8,16]{1,0}")  # 2 x 512 bytes: the 1 KiB threshold
+    assert edge.evidence["bytes"] == 1024
+    assert h002("f32[8,8]{1,0}", "f32[8,8]{1,0}") == []  # 512 bytes moved: under it
