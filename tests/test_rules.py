@@ -459,3 +459,40 @@ def test_h002_figures_and_the_transpose_branch():
     (edge,) = h002("f32[16,8]{1,0}", "f32[8,16]{1,0}")  # 2 x 512 bytes: the 1 KiB threshold
     assert edge.evidence["bytes"] == 1024
     assert h002("f32[8,8]{1,0}", "f32[8,8]{1,0}") == []  # 512 bytes moved: under it
+
+
+def test_h006_what_it_leaves_alone_and_what_it_does_not_by_hand():
+    """HAND-WRITTEN modules, one case each: a custom call repeated with a side effect is two
+    calls (silent), without one a value computed twice (reported); an equal pair read as a
+    dynamic-update-slice's update (not the buffer it writes into) is reported; a pair one of
+    which initialises a loop's state is left alone (XLA keeps them apart for it)."""
+    from hloscope.parser import parse
+    from hloscope.rules.engine import run
+
+    def h006(body: str) -> list[str]:
+        text = ("HloModule m, is_scheduled=true\nENTRY e {\n  p = f32[1024,1024]{1,0} parameter(0)\n"
+                + body + "}\n")
+        return [f.instruction for f in run(parse(text, "h006"), [load_rules()["H006"]()]).findings]
+
+    call = 'custom-call(p), custom_call_target="my_kernel"'
+    assert h006(f"  a = f32[1024,1024]{{1,0}} {call}, custom_call_has_side_effect=true\n"
+                f"  b = f32[1024,1024]{{1,0}} {call}, custom_call_has_side_effect=true\n"
+                "  ROOT t = (f32[1024,1024]{1,0}, f32[1024,1024]{1,0}) tuple(a, b)\n") == []
+    assert h006(f"  a = f32[1024,1024]{{1,0}} {call}\n  b = f32[1024,1024]{{1,0}} {call}\n"
+                "  ROOT t = (f32[1024,1024]{1,0}, f32[1024,1024]{1,0}) tuple(a, b)\n") == ["b"]
+    assert h006("  a = f32[1024,1024]{1,0} exponential(p)\n  b = f32[1024,1024]{1,0} exponential(p)\n"
+                "  q = f32[4096,1024]{1,0} parameter(1)\n  z = s32[] constant(0)\n"
+                "  ROOT d = f32[4096,1024]{1,0} dynamic-update-slice(q, a, z, z)\n"
+                "  s = f32[1024,1024]{1,0} add(a, b)\n") == ["b"]
+    loop = ("%body (s: (f32[1024,1024])) -> (f32[1024,1024]) {\n  s = (f32[1024,1024]{1,0}) parameter(0)\n"
+            "  x = f32[1024,1024]{1,0} get-tuple-element(s), index=0\n"
+            "  y = f32[1024,1024]{1,0} negate(x)\n  ROOT r = (f32[1024,1024]{1,0}) tuple(y)\n}\n"
+            "%cond (s: (f32[1024,1024])) -> pred[] {\n  s = (f32[1024,1024]{1,0}) parameter(0)\n"
+            "  ROOT f = pred[] constant(false)\n}\n")
+    text = ("HloModule m, is_scheduled=true\n" + loop + "ENTRY e {\n  p = f32[1024,1024]{1,0} parameter(0)\n"
+            "  a = f32[1024,1024]{1,0} exponential(p)\n  b = f32[1024,1024]{1,0} exponential(p)\n"
+            "  i = (f32[1024,1024]{1,0}) tuple(a)\n"
+            "  w = (f32[1024,1024]{1,0}) while(i), condition=%cond, body=%body\n"
+            "  g = f32[1024,1024]{1,0} get-tuple-element(w), index=0\n"
+            "  ROOT s = f32[1024,1024]{1,0} add(g, b)\n}\n")
+    assert run(parse(text, "h006"), [load_rules()["H006"]()]).findings == []
