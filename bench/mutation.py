@@ -126,6 +126,18 @@ def _config(sources: list[str], tests: list[str], repo: Path) -> str:
             "timeout_constant = 10.0\n")
 
 
+# mutmut runs each mutant's tests in a child forked from one process, and hloscope's source
+# files (whose sizes and times salt its on-disk cache) hold every mutant at once: a lint the
+# clean run cached would answer for the mutant, which then survives whatever the test asserts.
+# So in the scratch copy every test gets a cache folder of its own.
+_FRESH_CACHE = """
+
+@pytest.fixture(autouse=True)
+def _mutation_fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "hloscope-cache"))
+"""
+
+
 def _results(repo: Path, mutmut: list[str]) -> dict[str, str]:
     out = subprocess.run([*mutmut, "results", "--all", "true"], cwd=repo, capture_output=True,
                          text=True).stdout
@@ -149,6 +161,8 @@ def run(package: str, mutmut: list[str], keep: bool = False) -> dict:
         (repo / "shared").symlink_to(shared)
     with open(repo / "pyproject.toml", "a", encoding="utf-8") as f:
         f.write(_config(sources, tests, repo))
+    with open(repo / "tests" / "conftest.py", "a", encoding="utf-8") as f:
+        f.write(_FRESH_CACHE)
     t0 = time.time()
     done = subprocess.run([*mutmut, "run", "--max-children", "2"], cwd=repo, capture_output=True,
                           text=True)
