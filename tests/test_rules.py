@@ -347,6 +347,9 @@ def test_h002_on_a_relayout_that_only_feeds_a_partial_tile_update_points_to_h014
     (module,) = load(path)
     dus = next(i for i in module.instructions() if i.opcode == "dynamic-update-slice" and "copy.6" in i.operands)
     assert found.instruction == "copy.6" and found.evidence["partial_tile_update"] == dus.name
+    # each of the loop's 16 trips retiles 4 MiB (f32[1,1024,1024]) in and out: 8 MiB a trip
+    assert found.evidence["trips"] == 16 and found.evidence["bytes"] == 2 * 1024 * 1024 * 4
+    assert found.cost["bytes_wasted"] == 16 * 2 * 1024 * 1024 * 4
     assert "H014" in found.help and "transpose weights" not in found.help
     (plain,) = lint_files([RULE_DIR / "H002" / "transpose_out_v5e.hlo.txt"],
                           LintOptions(select=["H002"], chip="v5e")).findings
