@@ -499,3 +499,44 @@ def test_h006_what_it_leaves_alone_and_what_it_does_not_by_hand():
             "  g = f32[1024,1024]{1,0} get-tuple-element(w), index=0\n"
             "  ROOT s = f32[1024,1024]{1,0} add(g, b)\n}\n")
     assert run(parse(text, "h006"), [load_rules()["H006"]()]).findings == []
+
+
+def test_h006_attributes_sizes_chains_and_fusions_by_hand():
+    """HAND-WRITTEN modules. Equal but for metadata: a duplicate; equal but for an attribute
+    (broadcast dimensions): not. min_elements (1,024) is the edge: f32[32,32] is reported,
+    f32[31,32] not. exp then tanh of one parameter written twice: one finding at the second
+    exp, the second tanh its follower; its figures by hand (each op reads and writes one
+    f32[32,32], 8 KiB). A fused computation before the entry does not stop the walk."""
+    from hloscope.parser import parse
+    from hloscope.rules.engine import run
+
+    def h006(body: str, shape: str = "f32[32,32]", before: str = "") -> list:
+        text = (f"HloModule m, is_scheduled=true\n{before}ENTRY e {{\n  p = {shape}{{1,0}} parameter(0)\n"
+                + body + "}\n")
+        return run(parse(text, "h006"), [load_rules()["H006"]()]).findings
+
+    pair = ('  a = {s}{{1,0}} exponential(p), metadata={{op_name="f"}}\n'
+            '  b = {s}{{1,0}} exponential(p), metadata={{op_name="g"}}\n'
+            '  ROOT t = ({s}, {s}) tuple(a, b)\n')
+    (found,) = h006(pair.format(s="f32[32,32]"))
+    assert found.instruction == "b" and found.evidence["first"] == "a"
+    assert found.evidence["opcode"] == "exponential" and found.evidence["bytes"] == 2 * 32 * 32 * 4
+    assert found.cost["bytes_wasted"] == 2 * 32 * 32 * 4
+    assert h006(pair.format(s="f32[31,32]"), shape="f32[31,32]") == []
+    assert h006("  a = f32[32,32]{1,0} broadcast(q), dimensions={0}\n"
+                "  b = f32[32,32]{1,0} broadcast(q), dimensions={1}\n"
+                "  ROOT t = (f32[32,32], f32[32,32]) tuple(a, b)\n".replace(
+                    "  a =", "  q = f32[32]{0} parameter(1)\n  a =")) == []
+    chain = ("  a = f32[32,32]{1,0} exponential(p)\n  b = f32[32,32]{1,0} tanh(a)\n"
+             "  c = f32[32,32]{1,0} exponential(p)\n  d = f32[32,32]{1,0} tanh(c)\n"
+             "  ROOT t = (f32[32,32], f32[32,32]) tuple(b, d)\n")
+    (root,) = h006(chain)
+    assert root.instruction == "c" and root.evidence["followers"] == ["d"]
+    assert root.cost["bytes_wasted"] == 2 * (2 * 32 * 32 * 4)
+    fused = ("%f (x: f32[32,32]) -> f32[32,32] {\n  x = f32[32,32]{1,0} parameter(0)\n"
+             "  y = f32[32,32]{1,0} exponential(x)\n  ROOT z = f32[32,32]{1,0} exponential(x)\n}\n")
+    (after_fusion,) = h006("  k = f32[32,32]{1,0} fusion(p), kind=kLoop, calls=%f\n" + chain.replace(
+        "tuple(b, d)", "tuple(b, d, k)").replace("ROOT t = (f32[32,32], f32[32,32])",
+                                                  "ROOT t = (f32[32,32], f32[32,32], f32[32,32])"),
+        before=fused)
+    assert after_fusion.instruction == "c"
