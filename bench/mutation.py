@@ -99,6 +99,10 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                     ["tests/test_rules.py", "tests/test_rule_docs.py"]),
     "rules_duplicates": (["hloscope/rules/h006_duplicate_computation.py"],
                          ["tests/test_rules.py", "tests/test_rule_docs.py"]),
+    # where temporaries go in the outputs' buffers, and which chip a module is costed on
+    "cost_placement": (["hloscope/cost/placement.py", "hloscope/cost/resolve.py"],
+                       ["tests/test_memory.py", "tests/test_chip.py", "tests/test_sharing_parts.py",
+                        "tests/test_gpu_cost.py"]),
 }
 # the check that bench/mutants.py's seeds still apply reads hloscope's source text, which
 # mutmut's copy has rewritten (trampolines): it fails there whatever the mutant
