@@ -100,10 +100,41 @@ def test_a_cpu_module_is_costed_on_the_cpu_entry_by_api_and_cli():
     ("module_0022.func_shard_parallel.10.sm_7.0_gpu_after_optimizations.txt", (7, 0)),
     ("module_0001.jit_step.sm_9.0_gpu_after_optimizations.txt", (9, 0)),
     ("module_0001.jit_step.sm_80_gpu_after_optimizations.txt", (8, 0)),
+    # two-digit majors, dotted: B200's 10.0 was read as "10", i.e. 1.0 (found by mutation tests)
+    ("module_0001.jit_step.sm_10.0_gpu_after_optimizations.txt", (10, 0)),
+    ("module_0001.jit_step.sm_100_gpu_after_optimizations.txt", (10, 0)),
     ("module_0000.jit_model.cl_933746096.after_optimizations.txt", None),
 ])
 def test_compute_capability_from_dump_names(name, expected):
     assert capability(name) == expected
+
+
+@pytest.mark.parametrize(("tag", "chip", "assumed", "source"), [
+    ("sm_9.0", "h100", False, "sm_9.0 in the dump's name"),
+    ("sm_86", "a100", False, "sm_8.6 in the dump's name"),  # (a family's first stands for it)
+    ("sm_10.0", "b200", False, "sm_10.0 in the dump's name"),
+    ("sm_12.0", "h100", True, "a GPU of compute capability 12.0, not in the table"),
+])
+def test_a_gpu_dump_is_costed_on_the_chip_its_name_states(tmp_path, tag, chip, assumed, source):
+    """A real H100 compile (the memory zoo's) saved under XLA's GPU dump names; which chip,
+    and the words every output prints about it."""
+    path = tmp_path / f"module_0001.jit_step.{tag}_gpu_after_optimizations.txt"
+    shutil.copy(FIXTURES / "zoo" / "mlp_train_h100.hlo.txt", path)
+    (m,) = load(path)
+    choice = resolve_chip(m)
+    assert (choice.chip.key, choice.assumed, choice.source) == (chip, assumed, source)
+
+
+def test_the_words_for_each_choice():
+    """What each resolution says (printed as the output's chip note)."""
+    (cpu,) = load(FIXTURES / "cpu" / "mlp_cpu.hlo.txt")
+    assert resolve_chip(cpu).source == "a CPU module: the generic CPU entry, a rough figure"
+    assert resolve_chip(cpu, "v5e").source == "asked" and resolve_chip(cpu, "v5e").note is None
+    (v5e,) = load(FIXTURES / "tpu" / "mlp_v5e.hlo.txt")
+    assert (resolve_chip(v5e).source, resolve_chip(v5e).assumed) == (
+        "a TPU module whose generation nothing states", True)
+    (v5p,) = load(BIG_V5P)
+    assert resolve_chip(v5p).source.startswith("a TPU module whose fusions are split over a chip's two TensorCores")
 
 
 @pytest.mark.skipif(not (CORPUS / "alpa-gpu-dumps").is_dir(), reason="corpus not present")
