@@ -79,7 +79,7 @@ def test_each_rebuilt_op_has_the_capture_ops_shapes(name, entry):
     capture = _capture()
     row, module = _main_row(entry)
     op = next(i for i in module.instructions() if i.name == row.instruction)
-    ours = _arrays(op.shape.text() if hasattr(op.shape, "text") else str(op.shape))
+    ours = _arrays(op.shape.text())
     assert ours, name
     for capture_op in entry["facts"]["capture_ops"]:
         result = capture[capture_op]["HLO op text"].split(" = ", 1)[1].split(") fusion(")[0]
