@@ -127,7 +127,7 @@ def _records(modules: list, reports, chip_name: str | None) -> list[dict]:
     from hloscope.cost.xla_memory import analysis_beside
 
     for m, record in zip(modules, out, strict=True):
-        figures = analysis_beside(m.path, m.name) if m.path else None
+        figures = analysis_beside(m.path, m.name)
         if figures:
             record["xla_memory_analysis"] = figures
     return out

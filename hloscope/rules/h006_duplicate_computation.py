@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
+from hloscope.cost.sharing import in_place
 from hloscope.ir import Computation, Instruction
+from hloscope.ir.opcodes import async_shorthand
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.registry import register
 
@@ -43,18 +45,13 @@ def _never_duplicate(opcode: str) -> bool:
     """Per-call or side-effecting by its opcode alone (custom calls are asked one by one), or
     one part of an asynchronous op (`slice-start`, `fusion-done`...): each start is a transfer
     of its own that XLA scheduled, not a value computed twice."""
-    return opcode in _SKIP or opcode.startswith(_EFFECT_PREFIXES) or opcode.endswith(_ASYNC_PARTS)
-
-
-_ASYNC_PARTS = ("-start", "-update", "-done")
+    return opcode in _SKIP or opcode.startswith(_EFFECT_PREFIXES) or async_shorthand(opcode) is not None
 
 
 def _written_in_place(instr: Instruction, ctx: RuleContext, depth: int = 0) -> bool:
     """A user writes into the value's buffer (a loop's state, a sort, an in-place update): two
     equal values are then two buffers XLA keeps apart on purpose (its broadcast clones for
     loop-state initialisers, an iota per sort), not one value to compute once."""
-    from hloscope.cost.sharing import in_place
-
     for user in ctx.users(instr):
         if user.opcode in ("while", "sort"):
             return True
