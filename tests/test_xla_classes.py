@@ -112,6 +112,15 @@ STRICT_ONLY = {
     "custom_call_literal_tuple_shape_first": ("p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), "
                                               "custom_call_target=\"foo\", literal=(s32[], s32[]) (1, 2)",
                                               "unexpected '\\('"),
+    # attributes XLA allows on other opcodes only (its table: hloscope/parser/xla_attributes.json)
+    "channel_id_on_get_tuple_element": ("p = (f32[2]) parameter(0)\n  ROOT g = f32[2] get-tuple-element(p), "
+                                        "index=0, channel_id=3", 'unexpected attribute "channel_id"'),
+    "dimensions_on_copy": ("p = f32[2] parameter(0)\n  ROOT c = f32[2] copy(p), dimensions={0}",
+                           'unexpected attribute "dimensions"'),
+    "result_accuracy_on_negate": ("p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p), "
+                                  "result_accuracy={mode=highest}", 'unexpected attribute "result_accuracy"'),
+    "window_on_dot": ("a = f32[2,2] parameter(0)\n  ROOT d = f32[2,2] dot(a, a), lhs_contracting_dims={1}, "
+                      "rhs_contracting_dims={0}, window={size=1x1}", 'unexpected attribute "window"'),
 }
 
 
@@ -132,3 +141,31 @@ def test_an_alias_list_with_a_non_integer_index_is_refused_as_xla_refuses_it():
     for strict in (False, True):
         with pytest.raises(ParseError, match="expects integer"):
             parse(text, "alias", strict=strict)
+
+
+def test_a_header_attribute_xla_does_not_take_is_refused_in_strict_mode():
+    text = _module("p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)",
+                   header=", cross_program_prefetches={{0, {}}}")
+    assert _xla(text) is None
+    parse(text, "header")
+    with pytest.raises(ParseError, match='unexpected attribute "cross_program_prefetches". Allowed attributes: '
+                                         "alias_passthrough_params"):
+        parse(text, "header", strict=True)
+
+
+def test_the_allowed_attribute_table_is_what_xla_answers():
+    """The table strict mode checks is jaxlib's own list per opcode, asked anew here."""
+    import json
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "bench"))
+    from xla_attributes import TABLE, derive
+
+    from hloscope.ir.opcodes import OPCODES
+
+    table = json.loads(TABLE.read_text())
+    assert table == derive(OPCODES)
+    assert len(table["opcodes"]) >= 130 and "custom_call_target" in table["opcodes"]["custom-call"]
+    assert "branch_computations" in table["opcodes"]["conditional"]  # (the s32 selector's form)

@@ -4,13 +4,17 @@ start/update/done chains that do not match, literals that do not fit their shape
 element type, operand counts, undefined or later-defined operands, duplicate names, missing called
 computations, several ROOTs, parameter numbering, operand counts of elementwise ops,
 elementwise shape mismatches, tuple indices out of range, the module header's aliasing
-lists, one ENTRY; in strict mode also how a computation's instructions fit together
-(hloscope.parser.wiring). Each is a ParseError at the instruction's location."""
+lists, one ENTRY; in strict mode also the attributes XLA's parser allows on each opcode and
+on the module header (xla_attributes.json, in XLA's words: bench/xla_attributes.py asks
+jaxlib) and how a computation's instructions fit together (hloscope.parser.wiring). Each is a ParseError at the instruction's location."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Container
+from functools import cache
+from pathlib import Path
 
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.opcodes import (
@@ -46,7 +50,7 @@ def check_module(module: Module, text: str | None, callable_names: Container[str
                  strict: bool = False) -> None:
     """validate for one module; `callable_names`: the names its calls may use, when not
     only its own computations' (hloscope.stats.halves checks half a module at a time)."""
-    _header(module, text)
+    _header(module, text, strict)
     if not module.computations and callable_names is None:
         raise _error("expects a computation after the module header (XLA's parser needs one)",
                      module, None, None, text)
@@ -95,12 +99,18 @@ _LIST_FORMS = {"input_output_alias": "{ {output index}: (parameter, {index}[, ma
                "buffer_donor": "{ (parameter, {index}), ... }"}
 
 
-def _header(module: Module, text: str | None) -> None:
-    """The module header's attribute values, typed now (entry_computation_layout, ...)."""
+def _header(module: Module, text: str | None, strict: bool = False) -> None:
+    """The module header's attribute values, typed now (entry_computation_layout, ...); in
+    strict mode only the attributes XLA's parser allows on a header."""
     from hloscope.parser.attrs import parse_attr
     from hloscope.parser.fast.compact import accepted
 
     for key, value in module.attrs.items():
+        if strict and key not in xla_attributes()["module"]:
+            lines = text.split("\n") if text else []
+            src = lines[module.line - 1] if 0 < module.line <= len(lines) else None
+            raise ParseError(f'unexpected attribute "{key}". Allowed attributes: '
+                             + ", ".join(xla_attributes()["module"]), module.path, module.line, 1, src)
         if key in _LISTS and not _LISTS[key].fullmatch(value):
             lines = text.split("\n") if text else []
             src = lines[module.line - 1] if 0 < module.line <= len(lines) else None
@@ -156,12 +166,12 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
             roots += 1
             if roots > 1:
                 raise _Raiser(module, instr, comp, text)(f"{comp.name} has more than one ROOT")
-        if strict and op in _PLAIN_ELEMENTWISE and instr.attrs:
-            extra = sorted(k for k in instr.attrs if k not in _COMMON_ATTRIBUTES)
+        if strict and instr.attrs:
+            allowed = xla_attributes()["opcodes"].get(op)
+            extra = [k for k in instr.attrs if k not in allowed] if allowed is not None else None
             if extra:
                 raise _Raiser(module, instr, comp, text)(
-                    f'unexpected attribute "{extra[0]}". Allowed attributes: '
-                    + ", ".join(sorted(_COMMON_ATTRIBUTES)))
+                    f'unexpected attribute "{extra[0]}". Allowed attributes: ' + ", ".join(allowed))
         if op in _ASYNC_PHASES:
             problem = _generic_async(instr, seen)
             if problem is not None:
@@ -211,10 +221,13 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
 
 
 _ASYNC_PHASES = frozenset({"async-start", "async-update", "async-done"})
-# what XLA's parser allows on an elementwise op that takes no attributes of its own
-_COMMON_ATTRIBUTES = frozenset({"sharding", "frontend_attributes", "statistics", "metadata",
-                                "backend_config", "control-predecessors", "origin", "result_accuracy"})
-_PLAIN_ELEMENTWISE = (UNARY_ELEMENTWISE | BINARY_SAME_SHAPE) - {"reduce-precision"}
+
+
+@cache
+def xla_attributes() -> dict:
+    """The attributes XLA's parser allows: {"module": [...], "opcodes": {opcode: [...]}},
+    in XLA's own words (bench/xla_attributes.py asks jaxlib for them)."""
+    return json.loads((Path(__file__).parent / "xla_attributes.json").read_text())
 
 
 def _generic_async(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
