@@ -1,6 +1,7 @@
 """XLA's own test inputs (#38): the `.hlo` files of openxla/xla's codegen tests and tools,
 copied into fixtures/xla_tests/emitter_tests.hlo with their source path and commit (lit
-RUN/CHECK comment lines dropped). XLA's verdict on each is jaxlib's parser's, taken here
+RUN/CHECK comment lines dropped), and the modules of its pass tests' `*_test.cc` files in
+fixtures/xla_tests/pass_tests.hlo. XLA's verdict on each is jaxlib's parser's, taken here
 through the differential tests' oracle; both modes must give it, and on what XLA accepts,
 XLA's module."""
 
@@ -14,15 +15,19 @@ from oracle import compare, our_view, xla_views
 
 from hloscope.parser import ParseError, parse
 
-CASES_FILE = Path(__file__).resolve().parents[1] / "fixtures/xla_tests/emitter_tests.hlo"
+CASE_FILES = [Path(__file__).resolve().parents[1] / "fixtures/xla_tests" / name
+              for name in ("emitter_tests.hlo", "pass_tests.hlo")]
 _CASE = re.compile(r"^// CASE (\S+) (\S+)@([0-9a-f]{40})$", re.M)
 
 
 def _cases() -> dict[str, str]:
-    text = CASES_FILE.read_text(encoding="utf-8")
-    marks = list(_CASE.finditer(text))
-    return {m.group(1): text[m.end() + 1:marks[k + 1].start() if k + 1 < len(marks) else len(text)]
-            for k, m in enumerate(marks)}
+    cases = {}
+    for path in CASE_FILES:
+        text = path.read_text(encoding="utf-8")
+        marks = list(_CASE.finditer(text))
+        cases.update({m.group(1): text[m.end() + 1:marks[k + 1].start() if k + 1 < len(marks) else len(text)]
+                      for k, m in enumerate(marks)})
+    return cases
 
 
 CASES = _cases()
@@ -36,9 +41,10 @@ def xla() -> dict[str, dict]:
 
 
 def test_the_collection_names_its_sources():
-    assert len(CASES) >= 35
-    text = CASES_FILE.read_text(encoding="utf-8")
-    assert all(p.startswith("xla/") and p.endswith(".hlo") for _, p, _ in _CASE.findall(text))
+    assert len(CASES) >= 45
+    for path in CASE_FILES:
+        found = _CASE.findall(path.read_text(encoding="utf-8"))
+        assert found and all(p.startswith("xla/") and p.endswith((".hlo", "_test.cc")) for _, p, _ in found)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
