@@ -71,3 +71,80 @@ def test_a_permute_is_its_pairs():
     assert sorted(map(tuple, c.groups)) == [(0, 1), (1, 2), (2, 3), (3, 0)]
     assert c.moved_bytes == 256 * 4
     assert not c.is_async and c.done is None
+
+
+SHARDED = """// HAND-WRITTEN minimal module: collectives over sharded parameters (num_partitions=8)
+HloModule m, num_partitions=8
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[128,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  q = f32[64,8]{1,0} parameter(1), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  summed = f32[128,8]{1,0} all-reduce(p), channel_id=1, replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, to_apply=sum
+  gathered = f32[256,8]{1,0} all-gather(p), channel_id=2, replica_groups={{0,1},{2,3},{4,5},{6,7}}, dimensions={0}, use_global_device_ids=true
+  exchanged = f32[64,8]{1,0} all-to-all(q), channel_id=3, replica_groups={{0,1},{2,3},{4,5},{6,7}}, dimensions={0}
+  alone = f32[128,8]{1,0} all-reduce(p), channel_id=4, replica_groups={{0},{1},{2},{3},{4},{5},{6},{7}}, use_global_device_ids=true, to_apply=sum
+  ROOT t = (f32[128,8]{1,0}, f32[256,8]{1,0}, f32[64,8]{1,0}, f32[128,8]{1,0}) tuple(summed, gathered, exchanged, alone)
+}
+"""
+
+
+def _sharded():
+    (m,) = parse(SHARDED, "m")
+    return {c.instruction: c for c in analyze(m, get_chip("tpu-v5p"))[1]}
+
+
+def test_a_collective_of_a_sharded_parameter_names_the_parameters_global_shape():
+    cs = _sharded()
+    # [8,1] tiles of f32[128,8]: the unsharded array is 8 x 128 rows
+    assert cs["summed"].global_shape.startswith("f32[1024,8]")
+    # [2,1] tiles (the last dim of 4 replicates): 2 x 64 rows
+    assert cs["exchanged"].global_shape.startswith("f32[128,8]")
+
+
+def test_an_all_gathers_global_shape_is_what_it_gathers_not_its_parameters():
+    # the gather over pairs makes f32[256,8], not the parameter's whole f32[1024,8]
+    assert _sharded()["gathered"].global_shape.startswith("f32[256,8]")
+
+
+def test_a_collective_within_one_device_runs_on_no_axis():
+    c = _sharded()["alone"]
+    assert (c.group_size, c.num_groups, c.axis) == (1, 8, "none")
+    assert c.moved_bytes == 0  # (n - 1)/n of nothing to send
+
+
+def test_a_gpu_all_reduce_xla_runs_in_place_is_not_async():
+    """XLA's GPU backend marks a start it runs synchronously with is_sync in its
+    collective_backend_config (the JSON's spacing does not matter)."""
+    text = """// HAND-WRITTEN minimal module
+HloModule m, num_partitions=2
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[1024]{0} parameter(0)
+  s1 = f32[1024]{0} all-reduce-start(p), channel_id=1, replica_groups={{0,1}}, to_apply=sum, backend_config={"operation_queue_id":"0","collective_backend_config":{"is_sync":true,"no_parallel_custom_call":false}}
+  n1 = f32[1024]{0} negate(p)
+  d1 = f32[1024]{0} all-reduce-done(s1)
+  s2 = f32[1024]{0} all-reduce-start(p), channel_id=2, replica_groups={{0,1}}, to_apply=sum, backend_config={"collective_backend_config": {"is_sync": true}}
+  d2 = f32[1024]{0} all-reduce-done(s2)
+  s3 = f32[1024]{0} all-reduce-start(p), channel_id=3, replica_groups={{0,1}}, to_apply=sum, backend_config={"collective_backend_config":{"is_sync":false}}
+  n3 = f32[1024]{0} negate(n1)
+  d3 = f32[1024]{0} all-reduce-done(s3)
+  ROOT t = (f32[1024]{0}, f32[1024]{0}, f32[1024]{0}, f32[1024]{0}) tuple(d1, d2, d3, n3)
+}
+"""
+    (m,) = parse(text, "m")
+    cs = {c.instruction: c for c in analyze(m, get_chip("h100"))[1]}
+    assert not cs["s1"].is_async and cs["s1"].overlap_instructions == 0 and cs["s1"].done == "d1"
+    assert not cs["s2"].is_async
+    assert cs["s3"].is_async and cs["s3"].done == "d3" and cs["s3"].overlap_instructions == 1  # n3

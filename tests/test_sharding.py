@@ -131,6 +131,8 @@ def test_sharding_json_contract():
     assert res.exit_code == 0, res.output
     (mod,) = json.loads(res.stdout)["modules"]
     assert mod["devices"] == 8 and {"axes", "devices", "source"} <= set(mod["mesh"])
+    assert mod["mesh"]["axes"] and all(set(a) == {"name", "size", "stride"} for a in mod["mesh"]["axes"])
+    assert prod(a["size"] for a in mod["mesh"]["axes"]) == 8  # (the axes tile the 8 devices)
     keys = {"instruction", "opcode", "group_size", "num_groups", "groups", "axis", "bytes",
             "global_shape", "async", "est_seconds"}
     assert len(mod["collectives"]) == 2 and all(keys <= set(c) for c in mod["collectives"])

@@ -62,3 +62,21 @@ def test_a_module_before_optimization_carries_the_caveat():
     m, c, r, s = _step(FIXTURES / "tpu" / "shard_map_v5p.before_optimizations.hlo.txt", "v5p")
     assert s.caveat and s.caveat.startswith("a before_optimizations module (file name)")
     assert s.to_dict()["caveat"] == s.caveat and s.to_dict()["step_seconds"] == s.step_seconds
+
+
+def test_the_caveat_says_what_to_cost_instead():
+    *_, s = _step(FIXTURES / "tpu" / "shard_map_v5p.before_optimizations.hlo.txt", "v5p")
+    assert s.caveat.endswith("costed as if one chip ran it all; its step time and MFU are "
+                             "indicative only (cost the after_optimizations dump)")
+
+
+def test_the_step_record_is_json_with_each_collectives_overlap_by_name():
+    import json
+
+    *_, s = _step(FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt", "v5p")
+    out = json.loads(json.dumps(s.to_dict()))
+    assert len(out["collectives"]) == len(s.collectives) and out["step_seconds"] == s.step_seconds
+    for row, x in zip(out["collectives"], s.collectives):
+        assert row["overlapped_by"] == list(x.overlapped_by)
+        assert all(isinstance(name, str) for name in row["overlapped_by"])
+    assert any(row["overlapped_by"] for row in out["collectives"])
