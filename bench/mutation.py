@@ -53,7 +53,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                                           "tests/test_gpu_capture.py", "tests/test_guards.py",
                                           "tests/test_collective_records.py", "tests/test_bounds_parts.py",
                                           "tests/test_step_loop.py", "tests/test_op_floor.py",
-                                          "tests/test_scatter_parts.py"]),
+                                          "tests/test_scatter_parts.py", "tests/test_chains_parts.py"]),
     "report": (["hloscope/report/"], ["tests/test_cli.py", "tests/test_findings.py",
                                       "tests/test_diff.py", "tests/test_diff_parts.py",
                                       "tests/test_guards.py", "tests/test_lint_engine.py",
