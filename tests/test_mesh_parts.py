@@ -53,6 +53,13 @@ def test_a_row_major_mesh_from_collective_strides():
     assert infer_mesh(8, [(1, 8), (1, 2)]) == [MeshAxis("stride1", 8, 1)]
     assert infer_mesh(6, [(4, 2)]) == [MeshAxis("stride1", 6, 1)]
     assert infer_mesh(1, []) == []
+    # a factor that does not tile is passed over, and the next one is still read
+    assert infer_mesh(16, [(8, 4), (2, 2)]) == [MeshAxis("stride4", 4, 4), MeshAxis("stride2", 2, 2),
+                                                MeshAxis("stride1", 2, 1)]
+    # groups of 3 over 6 devices: a (2, 3) mesh, sizes whole numbers
+    axes = infer_mesh(6, [(1, 3)])
+    assert axes == [MeshAxis("stride3", 2, 3), MeshAxis("stride1", 3, 1)]
+    assert all(type(a.size) is int and type(a.stride) is int for a in axes)
 
 
 def test_a_mesh_recorded_beside_the_module(tmp_path):
