@@ -30,6 +30,10 @@ ZOO_OUTSIDE = {
     "zoo_fsdp_train_donated_v5p8": 0.12,
     "zoo_fsdp_train_v5p8": 0.10,
     "zoo_transformer_train_remat_attn_v5e": 0.06,
+    # XLA's buffer assignment: 1,636 MiB live (its peak_memory_in_bytes) in a 2,002 MiB heap, and
+    # memory_analysis's temp is 502 MiB above that heap (about the 500 MiB logits gradient), in no
+    # allocation the dump shows; hloscope's figure is 1.6% above XLA's own peak (OVER_XLA_PEAK)
+    "zoo_llama_fsdp_train_v5p4": 0.29,
 }
 
 
@@ -84,6 +88,10 @@ def test_static_peak_matches_xla_memory_analysis(name, entry):
 OVER_XLA_PEAK = {
     "H014_stacked_axis1_v5p": 4 << 20,  # the backward loop's temporaries: 12 MiB to XLA's 8
     "zoo_transformer_sharded_scan_train_v5p8": 8 << 20,
+    # at hloscope's peak (the logits' fusion in the loss's backward) 1,668 MiB are live: the
+    # f32 logits gathered (1,000 MiB), the bf16 logits (500 MiB), the scan's saved stacks
+    # (168 MiB); XLA's own peak is 32 MiB less, not pinned down
+    "zoo_llama_fsdp_train_v5p4": 32 << 20,
 }
 
 

@@ -415,3 +415,40 @@ ENTRY e {
     assert in_place(s1, m) == [(0, 0)]
     m, s2, _ = _instr(text, "s2")
     assert in_place(s2, m) == [(0, 0), (1, 1)]
+
+
+def test_a_chain_of_results_each_written_into_the_last_ones_buffer_is_one_buffer():
+    """XLA's buffer assignment of the llama-style train step (zoo_llama_fsdp_train_v5p4) puts
+    the logits' fusion, the all-reduce over its partial sums and the loss gradient's loop
+    fusion at one offset: each takes over the buffer of the one before, where that one dies
+    (both name the operand in aliasing_operands). Here, 2 MiB values: one buffer of temporaries,
+    not two (before, a buffer already taken over could not be taken again)."""
+    from hloscope.cost.liveness import memory
+
+    text = HEAD + """sum {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] add(x, y)
+}
+
+fa {
+  p0 = f32[512,1024]{1,0} parameter(0)
+  ROOT n = f32[512,1024]{1,0} negate(p0)
+}
+
+fb {
+  p0 = f32[512,1024]{1,0} parameter(0)
+  ROOT e = f32[512,1024]{1,0} exponential(p0)
+}
+
+ENTRY e {
+  x = f32[512,1024]{1,0} parameter(0)
+  f = f32[512,1024]{1,0} fusion(x), kind=kOutput, calls=fa
+  ar = f32[512,1024]{1,0} all-reduce(f), replica_groups={{0,1}}, to_apply=sum, backend_config={"aliasing_operands":{"lists":[{"indices":["0","1"]}]}}
+  g = f32[512,1024]{1,0} fusion(ar), kind=kLoop, calls=fb, backend_config={"aliasing_operands":{"lists":[{"indices":["0","1"]}]}}
+  z = f32[] constant(0)
+  ROOT r = f32[512]{0} reduce(g, z), dimensions={1}, to_apply=sum
+}
+"""
+    (m,) = parse(text, "m")
+    assert memory(m).temp_peak_bytes == 512 * 1024 * 4

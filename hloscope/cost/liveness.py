@@ -226,10 +226,10 @@ class _Walk:
             while operand in root:
                 operand = root[operand]
             b, r = self.buffers[operand], self.buffers[made]
-            if operand in taken or made in taken or b.last_use != step or not r.bytes \
-                    or "in output" in (b.kind, r.kind):
+            if made in taken or b.last_use != step or not r.bytes or "in output" in (b.kind, r.kind):
                 continue
-            taken.update((operand, made))  # (one operand's buffer per result)
+            taken.add(made)  # (one operand's buffer per result; a buffer taken over may be
+            # taken again where the value written into it dies: a chain of in-place results)
             if r.kind == "output":
                 if self.platform != "tpu":
                     continue  # (an output's allocation is not in the heap: no sharing)
