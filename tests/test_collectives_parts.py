@@ -148,3 +148,106 @@ ENTRY e {
     assert not cs["s1"].is_async and cs["s1"].overlap_instructions == 0 and cs["s1"].done == "d1"
     assert not cs["s2"].is_async
     assert cs["s3"].is_async and cs["s3"].done == "d3" and cs["s3"].overlap_instructions == 1  # n3
+
+
+ASYNC = """// HAND-WRITTEN minimal module: async starts, a ragged all-to-all, an all-reduce of a computed value
+HloModule m, num_partitions=4
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[256]{0} parameter(0)
+  w = f32[64,64]{1,0} parameter(1)
+  off = s64[4]{0} parameter(2)
+  ags = (f32[256]{0}, f32[1024]{0}) all-gather-start(p), channel_id=1, replica_groups={}, dimensions={0}, use_global_device_ids=true
+  agd = f32[1024]{0} all-gather-done(ags)
+  cps = (f32[256]{0}, f32[256]{0}, u32[], u32[]) collective-permute-start(p), channel_id=2, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  cpd = f32[256]{0} collective-permute-done(cps)
+  buf = f32[512]{0} parameter(3)
+  rag = f32[512]{0} ragged-all-to-all(p, buf, off, off, off, off), channel_id=3, replica_groups={{0,1,2,3}}
+  neg = f32[256]{0} negate(p)
+  computed = f32[256]{0} all-reduce(neg), channel_id=4, replica_groups={{0,1,2,3}}, to_apply=sum
+  ars = f32[256]{0} all-reduce-start(p), channel_id=5, replica_groups={{0,1,2,3}}, to_apply=sum
+  d1 = f32[64,64]{1,0} dot(w, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = f32[64,64]{1,0} dot(d1, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ard = f32[256]{0} all-reduce-done(ars)
+  ROOT t = (f32[1024]{0}, f32[256]{0}, f32[512]{0}, f32[256]{0}, f32[256]{0}, f32[64,64]{1,0}) tuple(agd, cpd, rag, computed, ard, d2)
+}
+"""
+
+
+def _async():
+    (m,) = parse(ASYNC, "m")
+    mesh, cs = analyze(m, get_chip("tpu-v5p"))
+    return m, {c.instruction: c for c in cs}
+
+
+def test_a_done_or_update_is_no_collective_of_its_own():
+    from hloscope.sharding.collectives import base_opcode
+
+    m, cs = _async()
+    ops = {i.name: base_opcode(i, m) for i in m.instructions()}
+    assert ops["ags"] == "all-gather" and ops["cps"] == "collective-permute" and ops["ars"] == "all-reduce"
+    assert ops["agd"] is None and ops["cpd"] is None and ops["ard"] is None and ops["neg"] is None
+    assert set(cs) == {"ags", "cps", "rag", "computed", "ars"}
+
+
+def test_an_async_gather_is_sized_by_the_last_element_of_its_start():
+    _, cs = _async()
+    g = cs["ags"]
+    # 256 -> 1024 elements with empty groups: 4 participants; the start's last element is the result
+    assert (g.group_size, g.num_groups) == (4, 1) and g.result_bytes == 1024 * 4
+    assert g.bytes == 256 * 4 and g.moved_bytes == 3 / 4 * 1024 * 4
+    assert g.global_shape.startswith("f32[1024]") and g.is_async and g.done == "agd"
+
+
+def test_an_async_permute_is_sized_by_its_destination_buffer():
+    _, cs = _async()
+    c = cs["cps"]
+    assert c.result_bytes == 256 * 4 and c.moved_bytes == 256 * 4 and c.done == "cpd"
+
+
+def test_a_ragged_all_to_all_sends_a_share_of_its_input_not_its_output_buffer():
+    _, cs = _async()
+    r = cs["rag"]
+    assert r.bytes == 256 * 4  # the input; the f32[512] output buffer and the offsets are not sent
+    assert r.moved_bytes == 3 / 4 * 256 * 4
+
+
+def test_an_all_reduce_of_a_computed_value_names_that_values_shape():
+    _, cs = _async()
+    assert cs["computed"].global_shape.startswith("f32[256]")
+    assert cs["computed"].moved_bytes == 2 * 3 / 4 * 256 * 4
+
+
+def test_an_async_all_reduce_is_overlapped_by_every_op_between_start_and_done():
+    _, cs = _async()
+    a = cs["ars"]
+    # d1 and d2: two 64x64x64 matmuls, 2 * 64^3 flops each
+    assert a.overlap_instructions == 2 and a.overlap_flops == 2 * (2 * 64 ** 3)
+
+
+def test_bytes_per_axis_sums_the_collectives_on_each_axis():
+    from hloscope.sharding.collectives import bytes_per_axis
+
+    _, cs = _async()
+    per = bytes_per_axis(list(cs.values()))
+    assert sum(per.values()) == sum(c.moved_bytes for c in cs.values())
+    assert per["permute"] == 256 * 4
+    others = [c for c in cs.values() if c.axis != "permute"]
+    assert len({c.axis for c in others}) == 1  # (every other group is all 4 devices)
+    assert per[others[0].axis] == sum(c.moved_bytes for c in others)
+
+
+def test_the_json_record_of_a_collective():
+    import json
+
+    _, cs = _async()
+    rec = json.loads(json.dumps(cs["ars"].to_dict()))
+    assert rec["async"] is True and "is_async" not in rec
+    assert rec["sources"] == [dict(x) for x in cs["ars"].sources] and rec["sources"]
+    assert rec["sources"][0]["parameter"] == "p"

@@ -273,7 +273,10 @@ def _scattered_by(module: Module, comp: Computation, instr: Instruction, n: int,
 def _sized(op: str, n: int, instr: Instruction, operands: list[Shape]) -> tuple[int, int, float, str]:
     """(operand bytes, result bytes, bytes moved per device, global shape as the operands
     and result show it) of a collective over groups of n."""
-    operand_bytes = sum(s.logical_bytes for s in operands)
+    # (a ragged all-to-all's operands are its input, the output buffer it writes into and
+    # four offset/size lists: what it sends is a share of the input)
+    operand_bytes = (operands[0].logical_bytes if op == "ragged-all-to-all" and operands
+                     else sum(s.logical_bytes for s in operands))
     result = instr.shape
     if instr.opcode.endswith("-start") and result.is_tuple and result.elements:
         result = result.elements[-1] if op == "all-gather" else result.elements[0]
