@@ -85,6 +85,26 @@ def test_a_mesh_recorded_beside_the_module(tmp_path):
     assert mesh_beside(_module(path="")) is None
 
 
+def test_the_mesh_beside_is_read_from_the_header_line_of_a_readable_dump(tmp_path):
+    """Only the before-optimizations module's header line names its Shardy mesh (a line below
+    is a computation's text); an unreadable candidate is passed over for the next; bytes that
+    are not UTF-8 later in the file do not stop the read; an empty recorded mesh is no mesh."""
+    folder = tmp_path / "dump"
+    folder.mkdir()
+    m = _module(path=str(folder / "module_0003.jit_f.after_optimizations.txt"))
+    mesh = b'frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["data"=4]>}}'
+    (folder / "module_0003.a.before_optimizations.txt").write_bytes(
+        b"HloModule jit_f\n" + b"// " + mesh + b"\n")
+    assert mesh_beside(m) is None  # (not on the header line)
+    (folder / "module_0003.b.before_optimizations.txt").mkdir()  # (a folder: open() fails)
+    (folder / "module_0003.c.before_optimizations.txt").write_bytes(
+        b"HloModule jit_f, " + mesh + b"\nENTRY e {\n  // \xff\xfe not UTF-8\n}\n")
+    axes, source = mesh_beside(m)
+    assert [(a.name, a.size) for a in axes] == [("data", 4)] and "before-optimizations" in source
+    (folder / "hloscope.json").write_text(json.dumps({"mesh": {}}))
+    assert mesh_beside(m)[1] == "the before-optimizations dump's Shardy mesh"
+
+
 def test_the_fsdp_dump_names_its_axis():
     """A real dump folder (fixtures/dumps/fsdp_async_fusion_v5p): its before-optimizations
     module's Shardy mesh names the axis the optimized module has lost."""
