@@ -251,3 +251,32 @@ def test_the_json_record_of_a_collective():
     assert rec["async"] is True and "is_async" not in rec
     assert rec["sources"] == [dict(x) for x in cs["ars"].sources] and rec["sources"]
     assert rec["sources"][0]["parameter"] == "p"
+
+
+def test_a_collectives_sources_are_every_parameter_it_is_computed_from_in_number_order():
+    text = """// HAND-WRITTEN minimal module: collectives computed from two parameters
+HloModule m, num_partitions=4
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  q0 = f32[8]{0} parameter(0)
+  q1 = f32[8]{0} parameter(1), sharding={devices=[4]<=[4]}
+  twice = f32[8]{0} add(q0, q0)
+  first = f32[8]{0} add(q1, twice)
+  second = f32[8]{0} add(twice, q1)
+  ar1 = f32[8]{0} all-reduce(first), channel_id=1, replica_groups={{0,1,2,3}}, to_apply=sum
+  ar2 = f32[8]{0} all-reduce(second), channel_id=2, replica_groups={{0,1,2,3}}, to_apply=sum
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(ar1, ar2)
+}
+"""
+    (m,) = parse(text, "m")
+    cs = {c.instruction: c for c in analyze(m, get_chip("tpu-v5p"))[1]}
+    for name in ("ar1", "ar2"):  # (q0 is reached twice on ar1's walk; q1 found first on ar2's)
+        assert [s["parameter"] for s in cs[name].sources] == ["q0", "q1"], name
+    q1 = cs["ar1"].sources[1]
+    assert q1["local_shape"].startswith("f32[8]") and q1["global_shape"].startswith("f32[32]")

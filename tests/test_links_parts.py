@@ -49,6 +49,18 @@ def test_an_all_to_all_across_domains_sends_its_remote_share_through_its_nic():
     assert ring == LinkTime(pytest.approx(2 * a + moved / min(link, nic * 8)), NETWORK, True)
 
 
+def test_an_all_to_all_whose_nvlink_share_is_the_slower_is_bound_by_it():
+    """With a NIC twice as fast as NVLink (a made-up chip), the 7 MB of an all-to-all over two
+    nodes of 8 that stay in the node take longer over NVLink than the 8 MB that leave
+    through the NIC: the near share bounds it."""
+    fast_nic = dataclasses.replace(H100, nic_bandwidth=2 * H100.ici_bandwidth)
+    a, link, nic = H100.link_latency_s, H100.ici_bandwidth, fast_nic.nic_bandwidth
+    near, remote = 7 * MB, 8 * MB  # of the 15 MB sent, 7/15 to the node's own 7 others
+    assert near / link > remote / nic
+    t = link_time(fast_nic, "all-to-all", 15 * MB, 16, [list(range(16))])
+    assert t == LinkTime(pytest.approx(2 * a + near / link), NETWORK, True)
+
+
 def test_empty_and_single_member_collectives():
     a = H100.link_latency_s
     assert link_time(H100, "all-reduce", 0, 8, [list(range(8))]).seconds == pytest.approx(a)
