@@ -134,11 +134,28 @@ def _config(sources: list[str], tests: list[str], repo: Path) -> str:
 # files (whose sizes and times salt its on-disk cache) hold every mutant at once: a lint the
 # clean run cached would answer for the mutant, which then survives whatever the test asserts.
 # So in the scratch copy every test gets a cache folder of its own.
+#
+# And mutmut runs, for each mutant, only the tests its first pass saw calling the mutated
+# function: a module-scoped fixture's work is seen in the one test that set it up, so the
+# module's other tests, which assert on that work, never run against the mutant (a mutant the
+# suite kills is reported as surviving). In the scratch copy every fixture a test file defines
+# is function-scoped (the conftest's own keep their scope).
 _FRESH_CACHE = """
 
 @pytest.fixture(autouse=True)
 def _mutation_fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "hloscope-cache"))
+
+
+_mutation_fixture = pytest.fixture
+
+
+def _function_scoped_fixture(*args, **kwargs):
+    kwargs.pop("scope", None)
+    return _mutation_fixture(*args, **kwargs)
+
+
+pytest.fixture = _function_scoped_fixture
 """
 
 
