@@ -80,3 +80,16 @@ def test_the_step_record_is_json_with_each_collectives_overlap_by_name():
         assert row["overlapped_by"] == list(x.overlapped_by)
         assert all(isinstance(name, str) for name in row["overlapped_by"])
     assert any(row["overlapped_by"] for row in out["collectives"])
+
+
+def test_a_collectives_time_record_is_its_fields_with_its_own_list_of_names():
+    from dataclasses import fields
+
+    from hloscope.sharding.step import CollectiveTime
+
+    *_, s = _step(FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt", "v5p")
+    x = next(x for x in s.collectives if x.overlapped_by)
+    row = x.to_dict()
+    assert set(row) == {f.name for f in fields(CollectiveTime)}
+    row["overlapped_by"].append("not-an-op")  # (the record's list is a copy)
+    assert "not-an-op" not in x.overlapped_by
