@@ -151,7 +151,7 @@ ENTRY e {
 
 
 ASYNC = """// HAND-WRITTEN minimal module: async starts, a ragged all-to-all, an all-reduce of a computed value
-HloModule m, num_partitions=4
+HloModule m, num_partitions=8
 
 sum {
   a = f32[] parameter(0)
@@ -199,8 +199,9 @@ def test_a_done_or_update_is_no_collective_of_its_own():
 def test_an_async_gather_is_sized_by_the_last_element_of_its_start():
     _, cs = _async()
     g = cs["ags"]
-    # 256 -> 1024 elements with empty groups: 4 participants; the start's last element is the result
-    assert (g.group_size, g.num_groups) == (4, 1) and g.result_bytes == 1024 * 4
+    # 256 -> 1024 elements with empty groups: 4 participants of the 8 devices; the start's
+    # last element is the result
+    assert (g.group_size, g.num_groups) == (4, 2) and g.result_bytes == 1024 * 4
     assert g.bytes == 256 * 4 and g.moved_bytes == 3 / 4 * 1024 * 4
     assert g.global_shape.startswith("f32[1024]") and g.is_async and g.done == "agd"
 
