@@ -37,6 +37,13 @@ def test_sharded_devices_takes_the_largest_tiling():
             "  ROOT a = f32[8,4]{1,0} add(p, q), sharding={devices=[2,1]0,1}")
     assert sharded_devices(_module(body=body)) == 6
     assert sharded_devices(_module()) == 0  # nothing tiled
+    # a repeated attribute text, then a repeated sharding in new attributes, then the largest
+    repeated = ("  p = f32[8,4]{1,0} parameter(0), sharding={devices=[2,1]0,1}\n"
+                "  a = f32[8,4]{1,0} negate(p), sharding={devices=[2,1]0,1}\n"
+                "  b = f32[8,4]{1,0} negate(a), sharding={devices=[2,1]0,1}\n"
+                "  c = f32[8,4]{1,0} negate(b), sharding={devices=[2,1]0,1}, metadata={op_name=\"c\"}\n"
+                "  ROOT d = f32[8,4]{1,0} negate(c), sharding={devices=[4,1]<=[4]}")
+    assert sharded_devices(_module(body=repeated)) == 4
     tuple_sharding = ("  ROOT p = (f32[8]{0}, f32[8]{0}) parameter(0), "
                       "sharding={{devices=[4]<=[4]}, {devices=[2,2]<=[4] last_tile_dim_replicate}}")
     assert sharded_devices(_module(body=tuple_sharding)) == 4
