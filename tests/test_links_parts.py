@@ -85,3 +85,7 @@ def test_domains_and_words():
     assert scale_up_word(get_chip("mi300x")) == "Infinity Fabric" and scale_up_word(H100) == "NVLink"
     assert scale_up_word(get_chip("tpu-v5e")) == "ICI" and scale_up_word(get_chip("cpu")) == "links"
     assert scale_up_word(None) == "links"
+    # a GPU of a vendor the table has no word for (a --chip-file chip): NVLink, as on NVIDIA's
+    assert scale_up_word(dataclasses.replace(H100, vendor="")) == "NVLink"
+    # a domain of one device: each member is its own domain
+    assert members_per_domain([[0, 1, 2]], 1) == (3, 1)
