@@ -281,3 +281,44 @@ ENTRY e {
         assert [s["parameter"] for s in cs[name].sources] == ["q0", "q1"], name
     q1 = cs["ar1"].sources[1]
     assert q1["local_shape"].startswith("f32[8]") and q1["global_shape"].startswith("f32[32]")
+
+
+def test_a_collectives_result_is_read_from_the_shape_its_start_prints():
+    """XLA's start shapes: an all-reduce-start's is its result (a tuple of results when it
+    combines several operands); an async wrapper's is ((operands), outputs); a sync
+    combined all-reduce's is the tuple of its results."""
+    text = """// HAND-WRITTEN minimal module: combined and wrapped collectives
+HloModule m, num_partitions=4
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+scatter {
+  q = f32[256]{0} parameter(0)
+  ROOT rs = f32[64]{0} reduce-scatter(q), channel_id=9, replica_groups={{0,1,2,3}}, dimensions={0}, to_apply=sum
+}
+
+ENTRY e {
+  a = f32[64]{0} parameter(0)
+  b = f32[128]{0} parameter(1)
+  c = f32[256]{0} parameter(2)
+  both = (f32[64]{0}, f32[128]{0}) all-reduce-start(a, b), channel_id=1, replica_groups={{0,1,2,3}}, to_apply=sum
+  bothd = (f32[64]{0}, f32[128]{0}) all-reduce-done(both)
+  sync = (f32[64]{0}, f32[128]{0}) all-reduce(a, b), channel_id=2, replica_groups={{0,1,2,3}}, to_apply=sum
+  rss = ((f32[256]{0}), f32[64]{0}) async-start(c), calls=scatter
+  rsd = f32[64]{0} async-done(rss), calls=scatter
+  ROOT t = ((f32[64]{0}, f32[128]{0}), (f32[64]{0}, f32[128]{0}), f32[64]{0}) tuple(bothd, sync, rsd)
+}
+"""
+    (m,) = parse(text, "m")
+    cs = {c.instruction: c for c in analyze(m, get_chip("tpu-v5p"))[1]}
+    for name in ("both", "sync"):
+        c = cs[name]
+        assert c.bytes == c.result_bytes == (64 + 128) * 4, name
+        assert c.moved_bytes == 2 * 3 / 4 * (64 + 128) * 4
+    r = cs["rss"]
+    assert (r.opcode, r.bytes, r.result_bytes) == ("reduce-scatter", 256 * 4, 64 * 4)
+    assert r.moved_bytes == 3 / 4 * 256 * 4 and r.is_async and r.done == "rsd"

@@ -270,6 +270,9 @@ def _scattered_by(module: Module, comp: Computation, instr: Instruction, n: int,
     return user.name if user.shape.num_elements * n == instr.shape.num_elements else ""
 
 
+_STARTS_WITH_OPERANDS = frozenset({"async-start", "all-gather-start", "collective-permute-start"})
+
+
 def _sized(op: str, n: int, instr: Instruction, operands: list[Shape]) -> tuple[int, int, float, str]:
     """(operand bytes, result bytes, bytes moved per device, global shape as the operands
     and result show it) of a collective over groups of n."""
@@ -278,10 +281,11 @@ def _sized(op: str, n: int, instr: Instruction, operands: list[Shape]) -> tuple[
     operand_bytes = (operands[0].logical_bytes if op == "ragged-all-to-all" and operands
                      else sum(s.logical_bytes for s in operands))
     result = instr.shape
-    if instr.opcode.endswith("-start") and result.is_tuple and result.elements:
-        result = result.elements[-1] if op == "all-gather" else result.elements[0]
-        if op == "collective-permute" and len(instr.shape.elements) > 1:
-            result = instr.shape.elements[1]
+    # (an async wrapper's start is ((operands), outputs[, context]); an all-gather's or a
+    # permute's start is (operands, results[, contexts]); an all-reduce's start is its result,
+    # a tuple of them when it combines several)
+    if instr.opcode in _STARTS_WITH_OPERANDS and result.is_tuple and len(result.elements) >= 2:
+        result = result.elements[1]
     result_bytes = result.logical_bytes
     gshape = str(result) if op == "all-gather" or not operands else str(operands[0])
     return operand_bytes, result_bytes, _moved(op, n, operand_bytes, result_bytes), gshape
