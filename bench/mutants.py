@@ -117,7 +117,7 @@ MUTANTS = [
     Mutant("implicit-group-size", "hloscope/sharding/collectives.py",
            "return big.dims[d] // small.dims[d]", "return big.dims[d]",
            ("tests/test_numbers.py", "tests/test_sharding.py")),
-    Mutant("ring-fraction", "hloscope/sharding/collectives.py",
+    Mutant("ring-fraction", "hloscope/sharding/sizes.py",
            "frac = (n - 1) / n", "frac = 1.0",
            ("tests/test_step.py", "tests/test_sharding.py")),
     Mutant("overlap-not-capped", "hloscope/sharding/step.py",

@@ -38,6 +38,7 @@ from hloscope.sharding.mesh import (
     named_axes,
     sdy_mesh,
 )
+from hloscope.sharding.sizes import sized_collective
 
 
 def base_opcode(instr: Instruction, module: Module) -> str | None:
@@ -147,15 +148,6 @@ def _implicit_size(instr: Instruction, op: str, model: CostModel, rg: ReplicaGro
     if d >= min(small.rank, big.rank) or not small.dims[d] or big.dims[d] % small.dims[d]:
         return 0
     return big.dims[d] // small.dims[d]
-
-
-def _moved(op: str, n: int, operand: int, result: int) -> float:
-    if n <= 1:
-        return 0.0
-    frac = (n - 1) / n
-    return {"all-gather": result * frac, "reduce-scatter": operand * frac,
-            "all-reduce": 2 * operand * frac, "all-to-all": operand * frac,
-            "ragged-all-to-all": operand * frac}.get(op, float(operand))
 
 
 def _trace_params(comp: Computation, instr: Instruction, limit: int = 64) -> list[Instruction]:
@@ -270,27 +262,6 @@ def _scattered_by(module: Module, comp: Computation, instr: Instruction, n: int,
     return user.name if user.shape.num_elements * n == instr.shape.num_elements else ""
 
 
-_STARTS_WITH_OPERANDS = frozenset({"async-start", "all-gather-start", "collective-permute-start"})
-
-
-def _sized(op: str, n: int, instr: Instruction, operands: list[Shape]) -> tuple[int, int, float, str]:
-    """(operand bytes, result bytes, bytes moved per device, global shape as the operands
-    and result show it) of a collective over groups of n."""
-    # (a ragged all-to-all's operands are its input, the output buffer it writes into and
-    # four offset/size lists: what it sends is a share of the input)
-    operand_bytes = (operands[0].logical_bytes if op == "ragged-all-to-all" and operands
-                     else sum(s.logical_bytes for s in operands))
-    result = instr.shape
-    # (an async wrapper's start is ((operands), outputs[, context]); an all-gather's or a
-    # permute's start is (operands, results[, contexts]); an all-reduce's start is its result,
-    # a tuple of them when it combines several)
-    if instr.opcode in _STARTS_WITH_OPERANDS and result.is_tuple and len(result.elements) >= 2:
-        result = result.elements[1]
-    result_bytes = result.logical_bytes
-    gshape = str(result) if op == "all-gather" or not operands else str(operands[0])
-    return operand_bytes, result_bytes, _moved(op, n, operand_bytes, result_bytes), gshape
-
-
 def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     model = CostModel(module)
     found: list[tuple[Computation, Instruction, str]] = []
@@ -364,7 +335,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
         key = (op, instr.opcode, n, id(instr.shape), *map(id, operands))
         sized = sizes.get(key)
         if sized is None:
-            sized = sizes[key] = _sized(op, n, instr, operands)
+            sized = sizes[key] = sized_collective(op, n, instr, operands)
         operand_bytes, result_bytes, moved, gshape = sized
         first = comp.by_name.get(instr.operands[0]) if op != "all-gather" and len(instr.operands) == 1 else None
         if first is not None and first.opcode == "parameter":
