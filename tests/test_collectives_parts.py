@@ -11,14 +11,17 @@ from hloscope.cost.chips import get_chip
 from hloscope.parser import parse
 from hloscope.sharding import analyze
 
-MODULE = """// HAND-WRITTEN minimal module: collectives whose groups the shapes or pairs imply
-HloModule m, num_partitions=8
-
-sum {
+# the reduction every hand-written module below calls (written in each as {SUM})
+SUM = """sum {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT s = f32[] add(a, b)
-}
+}"""
+
+MODULE = """// HAND-WRITTEN minimal module: collectives whose groups the shapes or pairs imply
+HloModule m, num_partitions=8
+
+{SUM}
 
 ENTRY e {
   p = f32[256]{0} parameter(0)
@@ -28,7 +31,7 @@ ENTRY e {
   moved = f32[256]{0} collective-permute(p), channel_id=4, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
   ROOT t = (f32[1024]{0}, f32[128]{0}, f32[256]{0}, f32[256]{0}) tuple(gathered, scattered, everyone, moved)
 }
-"""
+""".replace("{SUM}", SUM)
 
 
 def _collectives():
@@ -76,11 +79,7 @@ def test_a_permute_is_its_pairs():
 SHARDED = """// HAND-WRITTEN minimal module: collectives over sharded parameters (num_partitions=8)
 HloModule m, num_partitions=8
 
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+{SUM}
 
 ENTRY e {
   p = f32[128,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
@@ -91,7 +90,7 @@ ENTRY e {
   alone = f32[128,8]{1,0} all-reduce(p), channel_id=4, replica_groups={{0},{1},{2},{3},{4},{5},{6},{7}}, use_global_device_ids=true, to_apply=sum
   ROOT t = (f32[128,8]{1,0}, f32[256,8]{1,0}, f32[64,8]{1,0}, f32[128,8]{1,0}) tuple(summed, gathered, exchanged, alone)
 }
-"""
+""".replace("{SUM}", SUM)
 
 
 def _sharded():
@@ -124,11 +123,7 @@ def test_a_gpu_all_reduce_xla_runs_in_place_is_not_async():
     text = """// HAND-WRITTEN minimal module
 HloModule m, num_partitions=2
 
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+{SUM}
 
 ENTRY e {
   p = f32[1024]{0} parameter(0)
@@ -142,7 +137,7 @@ ENTRY e {
   d3 = f32[1024]{0} all-reduce-done(s3)
   ROOT t = (f32[1024]{0}, f32[1024]{0}, f32[1024]{0}, f32[1024]{0}) tuple(d1, d2, d3, n3)
 }
-"""
+""".replace("{SUM}", SUM)
     (m,) = parse(text, "m")
     cs = {c.instruction: c for c in analyze(m, get_chip("h100"))[1]}
     assert not cs["s1"].is_async and cs["s1"].overlap_instructions == 0 and cs["s1"].done == "d1"
@@ -153,11 +148,7 @@ ENTRY e {
 ASYNC = """// HAND-WRITTEN minimal module: async starts, a ragged all-to-all, an all-reduce of a computed value
 HloModule m, num_partitions=8
 
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+{SUM}
 
 ENTRY e {
   p = f32[256]{0} parameter(0)
@@ -177,7 +168,7 @@ ENTRY e {
   ard = f32[256]{0} all-reduce-done(ars)
   ROOT t = (f32[1024]{0}, f32[256]{0}, f32[512]{0}, f32[256]{0}, f32[256]{0}, f32[64,64]{1,0}) tuple(agd, cpd, rag, computed, ard, d2)
 }
-"""
+""".replace("{SUM}", SUM)
 
 
 def _async():
@@ -258,11 +249,7 @@ def test_a_collectives_sources_are_every_parameter_it_is_computed_from_in_number
     text = """// HAND-WRITTEN minimal module: collectives computed from two parameters
 HloModule m, num_partitions=4
 
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+{SUM}
 
 ENTRY e {
   q0 = f32[8]{0} parameter(0)
@@ -274,7 +261,7 @@ ENTRY e {
   ar2 = f32[8]{0} all-reduce(second), channel_id=2, replica_groups={{0,1,2,3}}, to_apply=sum
   ROOT t = (f32[8]{0}, f32[8]{0}) tuple(ar1, ar2)
 }
-"""
+""".replace("{SUM}", SUM)
     (m,) = parse(text, "m")
     cs = {c.instruction: c for c in analyze(m, get_chip("tpu-v5p"))[1]}
     for name in ("ar1", "ar2"):  # (q0 is reached twice on ar1's walk; q1 found first on ar2's)
@@ -290,11 +277,7 @@ def test_a_collectives_result_is_read_from_the_shape_its_start_prints():
     text = """// HAND-WRITTEN minimal module: combined and wrapped collectives
 HloModule m, num_partitions=4
 
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+{SUM}
 
 scatter {
   q = f32[256]{0} parameter(0)
@@ -312,7 +295,7 @@ ENTRY e {
   rsd = f32[64]{0} async-done(rss), calls=scatter
   ROOT t = ((f32[64]{0}, f32[128]{0}), (f32[64]{0}, f32[128]{0}), f32[64]{0}) tuple(bothd, sync, rsd)
 }
-"""
+""".replace("{SUM}", SUM)
     (m,) = parse(text, "m")
     cs = {c.instruction: c for c in analyze(m, get_chip("tpu-v5p"))[1]}
     for name in ("both", "sync"):
