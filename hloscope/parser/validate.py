@@ -6,7 +6,8 @@ computations, several ROOTs, parameter numbering, operand counts of elementwise 
 elementwise shape mismatches, tuple indices out of range, the module header's aliasing
 lists, one ENTRY; in strict mode also the attributes XLA's parser allows on each opcode and
 on the module header (xla_attributes.json, in XLA's words: bench/xla_attributes.py asks
-jaxlib) and how a computation's instructions fit together (hloscope.parser.wiring). Each is a ParseError at the instruction's location."""
+jaxlib) and how a computation's instructions fit together (hloscope.parser.wiring). Each is
+a ParseError at the instruction's location."""
 
 from __future__ import annotations
 
