@@ -107,11 +107,12 @@ def _header(module: Module, text: str | None, strict: bool = False) -> None:
     from hloscope.parser.fast.compact import accepted
 
     for key, value in module.attrs.items():
-        if strict and key not in xla_attributes()["module"]:
+        allowed = xla_attributes()["module"]
+        if strict and key not in allowed:
             lines = text.split("\n") if text else []
             src = lines[module.line - 1] if 0 < module.line <= len(lines) else None
-            raise ParseError(f'unexpected attribute "{key}". Allowed attributes: '
-                             + ", ".join(xla_attributes()["module"]), module.path, module.line, 1, src)
+            raise ParseError(f'unexpected attribute "{key}". Allowed attributes: ' + ", ".join(allowed),
+                             module.path, module.line, 1, src)
         if key in _LISTS and not _LISTS[key].fullmatch(value):
             lines = text.split("\n") if text else []
             src = lines[module.line - 1] if 0 < module.line <= len(lines) else None
