@@ -60,3 +60,32 @@ def test_donated_outputs_count_once_whether_handed_back_or_written_anew():
     assert r.alias_bytes == 256 * 4 + 512 * 4
     assert r.argument_bytes == 256 * 4 + 512 * 4
     assert r.hbm_bytes == r.argument_bytes + r.output_bytes - r.alias_bytes + r.temp_peak_bytes
+
+
+
+LT = """lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  x = s32[] parameter(2)
+  y = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+
+"""
+
+
+def test_a_sort_is_done_in_its_operands_buffers():
+    (m,) = parse(HEAD.format(header="") + LT + """ENTRY e {
+  p = f32[1024]{0} parameter(0)
+  k = f32[1024]{0} negate(p)
+  v = s32[1024]{0} iota(), iota_dimension=0
+  s = (f32[1024]{0}, s32[1024]{0}) sort(k, v), dimensions={0}, to_apply=lt
+  sk = f32[1024]{0} get-tuple-element(s), index=0
+  sv = s32[1024]{0} get-tuple-element(s), index=1
+  c = f32[1024]{0} convert(sv)
+  ROOT o = f32[1024]{0} add(sk, c)
+}
+""", "m")
+    r = memory(m)
+    # k and v (4 KiB each) are sorted where they are: the sort makes no buffer of its own
+    assert r.temp_peak_bytes == 2 * 1024 * 4
