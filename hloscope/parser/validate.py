@@ -106,18 +106,14 @@ def _header(module: Module, text: str | None, strict: bool = False) -> None:
     from hloscope.parser.attrs import parse_attr
     from hloscope.parser.fast.compact import accepted
 
+    allowed = xla_attributes()["module"] if strict else None
     for key, value in module.attrs.items():
-        allowed = xla_attributes()["module"]
-        if strict and key not in allowed:
-            lines = text.split("\n") if text else []
-            src = lines[module.line - 1] if 0 < module.line <= len(lines) else None
-            raise ParseError(f'unexpected attribute "{key}". Allowed attributes: ' + ", ".join(allowed),
-                             module.path, module.line, 1, src)
+        if allowed is not None and key not in allowed:
+            raise _error(f'unexpected attribute "{key}". Allowed attributes: ' + ", ".join(allowed),
+                         module, None, None, text)
         if key in _LISTS and not _LISTS[key].fullmatch(value):
-            lines = text.split("\n") if text else []
-            src = lines[module.line - 1] if 0 < module.line <= len(lines) else None
-            raise ParseError(f"{key} expects integer indices and parameter numbers in the form "
-                             f"{_LIST_FORMS[key]}", module.path, module.line, 1, src)
+            raise _error(f"{key} expects integer indices and parameter numbers in the form "
+                         f"{_LIST_FORMS[key]}", module, None, None, text)
         if accepted(key, value):
             continue  # an untyped value in a form the grammar takes (no tree is read)
         try:
