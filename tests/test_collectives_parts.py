@@ -305,3 +305,41 @@ ENTRY e {
     r = cs["rss"]
     assert (r.opcode, r.bytes, r.result_bytes) == ("reduce-scatter", 256 * 4, 64 * 4)
     assert r.moved_bytes == 3 / 4 * 256 * 4 and r.is_async and r.done == "rsd"
+
+
+WRAPPED = """// HAND-WRITTEN minimal module: an async all-gather with a context element, and one
+// synchronous all-gather of two operands, both with empty replica_groups (num_partitions=8)
+HloModule m, num_partitions=8
+
+gather {
+  x = f32[256]{0} parameter(0)
+  ROOT g = f32[1024]{0} all-gather(x), channel_id=5, replica_groups={}, dimensions={0}, use_global_device_ids=true
+}
+
+ENTRY e {
+  p = f32[256]{0} parameter(0)
+  q = f32[128]{0} parameter(1)
+  start = ((f32[256]{0}), f32[1024]{0}, s32[]) async-start(p), calls=gather
+  done = f32[1024]{0} async-done(start)
+  both = (f32[1024]{0}, f32[512]{0}) all-gather(p, q), channel_id=6, replica_groups={}, dimensions={0}, use_global_device_ids=true
+  b0 = f32[1024]{0} get-tuple-element(both), index=0
+  ROOT t = (f32[1024]{0}, f32[1024]{0}) tuple(done, b0)
+}
+"""
+
+
+def test_implicit_groups_of_an_async_start_and_of_a_tuple_all_gather():
+    """256 -> 1024 elements: 4 participants in each. The async start's shape ends in its
+    context (s32[]), not its result, and its `dimensions` are the wrapped gather's; the
+    two-operand gather's first result is the first operand's (256 -> 1024), not its last
+    (128 -> 512 would say 4 too, but 256 -> 512 says 2). Bytes by hand: 3/4 of what each
+    receives, 1024 x 4 and (1024 + 512) x 4."""
+    (m,) = parse(WRAPPED, "m")
+    _, cs = analyze(m, get_chip("tpu-v5p"))
+    by = {c.instruction: c for c in cs}
+    for name, received in (("start", 1024 * 4), ("both", (1024 + 512) * 4)):
+        c = by[name]
+        assert (c.group_size, c.num_groups) == (4, 2), name
+        assert c.groups == [[0, 1, 2, 3], [4, 5, 6, 7]]
+        assert c.moved_bytes == 3 / 4 * received
+    assert by["start"].is_async

@@ -38,7 +38,7 @@ from hloscope.sharding.mesh import (
     named_axes,
     sdy_mesh,
 )
-from hloscope.sharding.sizes import sized_collective
+from hloscope.sharding.sizes import result_shape, sized_collective
 
 
 def base_opcode(instr: Instruction, module: Module) -> str | None:
@@ -129,18 +129,20 @@ def _groups(instr: Instruction, devices_hint: int) -> tuple[list[tuple[int, ...]
     return [tuple(g) for g in rg.groups], rg
 
 
-def _implicit_size(instr: Instruction, op: str, model: CostModel, rg: ReplicaGroups | None) -> int:
+def _implicit_size(instr: Instruction, said: Instruction, op: str, model: CostModel,
+                   rg: ReplicaGroups | None) -> int:
     """The participants an all-gather or reduce-scatter with no replica_groups has, from its
-    shapes: the gathered (scattered) dimension grows (shrinks) by that factor."""
-    if op not in ("all-gather", "reduce-scatter") or _has_pairs(instr):
+    shapes: the gathered (scattered) dimension grows (shrinks) by that factor. `said`: the
+    collective whose attributes an async start wraps (the instruction itself otherwise)."""
+    if op not in ("all-gather", "reduce-scatter") or _has_pairs(said):
         return 0
     if rg is not None and rg.groups:
         return 0
-    dims = instr.attr("dimensions") or ()
+    dims = said.attr("dimensions") or ()
     operands = model.operand_shapes(instr)
-    result = instr.shape
-    if result.is_tuple and result.elements:  # an async start: (operands..., result)
-        result = result.elements[-1]
+    result = result_shape(instr)
+    if result.is_tuple and result.elements:  # (several operands: the first's result)
+        result = result.elements[0]
     if len(dims) != 1 or not operands or not operands[0].is_array or not result.is_array:
         return 0
     d = dims[0]
@@ -292,7 +294,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
                 if read is None:
                     read = by_text[text] = _groups(said, 1)
             groups, rg = read_groups[id(instr)] = read
-            implicit = implicit_sizes[id(instr)] = _implicit_size(instr, op, model, rg)
+            implicit = implicit_sizes[id(instr)] = _implicit_size(instr, said, op, model, rg)
             all_groups.update([tuple(range(implicit))] if implicit > 1 else groups)
     chains = {id(clones[0]): (caller, fusions, clones)
               for caller, fusions, clones, _ in fused_chains(module, in_fusions)}

@@ -19,6 +19,17 @@ def moved_bytes(op: str, n: int, operand: int, result: int) -> float:
 _STARTS_WITH_OPERANDS = frozenset({"async-start", "all-gather-start", "collective-permute-start"})
 
 
+def result_shape(instr: Instruction) -> Shape:
+    """What a collective (or its start) produces. An async wrapper's start is ((operands),
+    outputs[, context]); an all-gather's or a permute's start is (operands, results[,
+    contexts]); an all-reduce's start is its result, a tuple of them when it combines several,
+    as a synchronous collective over several operands is."""
+    result = instr.shape
+    if instr.opcode in _STARTS_WITH_OPERANDS and result.is_tuple and len(result.elements) >= 2:
+        return result.elements[1]
+    return result
+
+
 def sized_collective(op: str, n: int, instr: Instruction,
                      operands: list[Shape]) -> tuple[int, int, float, str]:
     """(operand bytes, result bytes, bytes moved per device, global shape as the operands
@@ -27,12 +38,7 @@ def sized_collective(op: str, n: int, instr: Instruction,
     # four offset/size lists: what it sends is a share of the input)
     operand_bytes = (operands[0].logical_bytes if op == "ragged-all-to-all" and operands
                      else sum(s.logical_bytes for s in operands))
-    result = instr.shape
-    # (an async wrapper's start is ((operands), outputs[, context]); an all-gather's or a
-    # permute's start is (operands, results[, contexts]); an all-reduce's start is its result,
-    # a tuple of them when it combines several)
-    if instr.opcode in _STARTS_WITH_OPERANDS and result.is_tuple and len(result.elements) >= 2:
-        result = result.elements[1]
+    result = result_shape(instr)
     result_bytes = result.logical_bytes
     gshape = str(result) if op == "all-gather" or not operands else str(operands[0])
     return operand_bytes, result_bytes, moved_bytes(op, n, operand_bytes, result_bytes), gshape
