@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES, fixture_files
+from conftest import CORPUS, FIXTURES, fixture_files, needs_corpus
 
 from hloscope.lint import LintOptions, lint_files
 from hloscope.parser import load
@@ -240,13 +240,43 @@ def test_h004_names_the_activation_not_the_norm_statistics():
 
 
 def test_h004_reports_the_independent_pair_beside_a_dependent_third():
-    """a = x @ w1, b = x @ w2, c = x @ w3 + gelu(a) * b: c's fusion reads a and b, so only
-    (a, b) can become one matmul; it is reported, without c."""
+    """a = x @ w1, b = x @ w2, c = x @ w3 + softmax(a @ b^T) (a real v5e compile): c reads x
+    too, and a and b through its fused epilogue, so only (a, b) can become one matmul; it is
+    reported, without c."""
     (m,) = load(RULE_DIR / "H004" / "dependent_third_v5e.hlo.txt")
     (f,) = _h004(RULE_DIR / "H004" / "dependent_third_v5e.hlo.txt")
     root = m.entry.root
     assert len(f.evidence["matmuls"]) == 2 and root.name not in f.evidence["matmuls"]
-    assert set(f.evidence["matmuls"]) <= set(root.operands)  # the two the third one reads
+    feeds, todo = set(), list(root.operands)  # everything the third one reads, transitively
+    while todo:
+        name = todo.pop()
+        if name not in feeds:
+            feeds.add(name)
+            todo += m.entry.by_name[name].operands
+    assert set(f.evidence["matmuls"]) <= feeds
+
+
+def test_h004_silent_where_merging_costs_time():
+    """Pairs whose results meet in a gate (gelu(a) * b; a SwiGLU's silu(x w1) * (x w3)) and a
+    train step's weight-gradient pairs (x^T g1, x^T g3): real compiles where the rule used to
+    fire. XLA's own estimates make the merged form slower there (bench/split_dot.py: the gate
+    14-66% more cycles on v5e/v5p/v6e), so it stays silent."""
+    for name in ("gated_pair_v5e", "swiglu_train_v5p"):
+        assert _h004(RULE_DIR / "H004" / f"{name}.hlo.txt") == [], name
+
+
+@needs_corpus
+def test_h004_on_llama_pairs_only_the_forward_kv_projections():
+    """Llama 3.1 8B's train step (XLA's benchmark dump, no metadata): 32 layers, each with
+    grouped-query K and V projections of one normed activation by [4096, 8, 128] weights. The
+    SwiGLU gate pairs and the backward weight-gradient pairs (contracting [2, 8192] rows) are
+    not reported: one finding per layer."""
+    from conftest import CORPUS
+
+    found = _h004(CORPUS / "xla-benchmark-hlo" / "hlo_llama31_8b_bf16_1x8.hlo")
+    assert len(found) == 32
+    assert {(f.evidence["weights"], f.evidence["contracting"], len(f.evidence["matmuls"]))
+            for f in found} == {("bf16[4096,8,128]", "{2}", 2)}
 
 
 def test_h007_per_layer_gathers_are_the_pattern_its_help_recommends():
@@ -540,3 +570,24 @@ def test_h006_attributes_sizes_chains_and_fusions_by_hand():
                                                   "ROOT t = (f32[32,32], f32[32,32], f32[32,32])"),
         before=fused)
     assert after_fusion.instruction == "c"
+
+
+def test_h004_weight_gradients_told_by_their_contraction():
+    """HAND-WRITTEN minimal modules, no metadata: x^T g1 and x^T g3 contract both inputs'
+    rows (dimension 0, not the last) as weight gradients do: silent. The forward pair x w1,
+    x w3 contracts x's features (its last dimension): reported."""
+    from hloscope.parser import parse
+    from hloscope.rules.engine import run
+
+    def module(lhs: str, dims: str, other: str) -> str:
+        return (f"HloModule m\nENTRY e {{\n  x = bf16[64,32] parameter(0)\n"
+                f"  a = {other} parameter(1)\n  b = {other} parameter(2)\n"
+                f"  p = {lhs} dot(x, a), {dims}\n  q = {lhs} dot(x, b), {dims}\n"
+                f"  ROOT t = ({lhs}, {lhs}) tuple(p, q)\n}}\n")
+
+    backward = module("bf16[32,16]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}", "bf16[64,16]")
+    forward = module("bf16[64,16]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}", "bf16[32,16]")
+    rule = load_rules()["H004"]
+    assert run(parse(backward, "bwd"), [rule()]).findings == []
+    (f,) = run(parse(forward, "fwd"), [rule()]).findings
+    assert f.evidence["matmuls"] == ["p", "q"]

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from hloscope.cost.aggregate import parse_op_name
 from hloscope.cost.flops import ELEMENTWISE
 from hloscope.ir import Instruction
 from hloscope.rules.base import MATMUL, Finding, ModuleRule, RuleContext, Severity
@@ -53,7 +54,7 @@ def _role(module, comp, user: Instruction, operand: str) -> tuple | None:
             return None
         side = user.operands.index(operand)
         other = comp.by_name.get(user.operands[1 - side]) if len(user.operands) > 1 else None
-        return _dims(user, side) + (str(other.shape) if other is not None else "",)
+        return _dims(user, side) + (str(other.shape) if other is not None else "", _sums_rows(user, comp))
     callee = module.by_name.get(user.called_computations[0]) if user.called_computations else None
     if callee is None or operand not in user.operands:
         return None
@@ -74,7 +75,7 @@ def _role(module, comp, user: Instruction, operand: str) -> tuple | None:
             if u.opcode in MATMUL and value.name in u.operands[:2]:
                 side = u.operands.index(value.name)
                 other = _traced_input(callee, u.operands[1 - side]) if len(u.operands) > 1 else ""
-                return _dims(u, side) + (other,)
+                return _dims(u, side) + (other, _sums_rows(u, callee))
             if (u.opcode in _CARRY or u.opcode == "fusion") and u.name not in seen \
                     and u.shape.is_array and u.shape.num_elements == elements:
                 # (a fusion nested in the matmul's, a norm say, keeping the elements)
@@ -90,6 +91,22 @@ def _dims(matmul: Instruction, side: int) -> tuple:
     return (side, str(matmul.attrs.get(key, "")))
 
 
+def _sums_rows(matmul: Instruction, comp) -> bool:
+    """Neither input contracted over its last (feature) dimension: x^T g, a sum over the
+    batch's rows (and sequence, experts' slots), as a weight gradient is. A forward projection
+    contracts its activation's features, the last dimension. (A convolution's labels, as
+    TPU fusions print dots, number the operand after XLA's reshapes: not judged here; JAX's
+    op_name tells those apart, _backward.)"""
+    if matmul.opcode != "dot":
+        return False
+    for side, key in enumerate(("lhs_contracting_dims", "rhs_contracting_dims")):
+        operand = comp.by_name.get(matmul.operands[side]) if len(matmul.operands) > side else None
+        dims = str(matmul.attrs.get(key, "")).strip("{}").split(",")
+        if operand is None or not operand.shape.is_array or str(operand.shape.rank - 1) in dims:
+            return False
+    return True
+
+
 def _traced_input(callee, name: str) -> str:
     """The shape of a fused matmul's other input: of the fusion parameter it comes from
     (through carrying ops: the weight as stored), else of the value inside the fusion."""
@@ -103,6 +120,69 @@ def _traced_input(callee, name: str) -> str:
     if value is None or value.opcode != "parameter":
         value = callee.by_name.get(name)
     return str(value.shape) if value is not None else ""
+
+
+def _gated(module, comp, members: list[Instruction]) -> bool:
+    """Whether two members' results meet in an elementwise op (a gate: silu(x w1) * (x w3),
+    gelu(a) * b), in the computation or inside the fusion that reads them. XLA fuses such a
+    gate into the second matmul's epilogue; one matmul over the stacked weights has to write
+    both halves out to split them, and XLA's own estimates make it slower (measured in the
+    rule's doc), so such pairs are not reported. Results that meet in a matmul (attention's
+    q and k) are not a gate."""
+    origin = {m.name: m.name for m in members}  # value -> the member it carries
+    for instr in comp.instructions:  # (in order: operands come first)
+        if instr.name in origin:
+            continue
+        came = {origin[o] for o in instr.operands if o in origin}
+        if not came:
+            continue
+        if len(came) >= 2 and (instr.opcode in ELEMENTWISE or _meet_inside(module, instr, origin)):
+            return True
+        if len(came) == 1 and instr.opcode in _CARRY and instr.shape.is_array:
+            origin[instr.name] = next(iter(came))  # (silu(a) in a fusion of its own, a cast)
+        elif len(came) == 1 and instr.opcode == "fusion" and not _has_matmul(module, instr):
+            origin[instr.name] = next(iter(came))
+    return False
+
+
+def _has_matmul(module, fusion: Instruction) -> bool:
+    """Whether a fusion does more than carry its operand: a matmul or a nested fusion inside."""
+    callee = module.by_name.get(fusion.called_computations[0]) if fusion.called_computations else None
+    return callee is None or any(i.opcode in MATMUL or i.opcode == "fusion" for i in callee.instructions)
+
+
+def _meet_inside(module, fusion: Instruction, origin: dict[str, str], depth: int = 0) -> bool:
+    """Inside a fusion reading several members: do two of them reach one elementwise op
+    through ops that keep their elements (not through a matmul), in nested fusions too?"""
+    if fusion.opcode != "fusion" or not fusion.called_computations or depth > 4:
+        return False
+    callee = module.by_name.get(fusion.called_computations[0])
+    if callee is None:
+        return False
+    inner: dict[str, str] = {}  # value -> member, one member per value
+    for i in callee.instructions:
+        if i.opcode == "parameter":
+            o = fusion.operands[i.parameter_number] if i.parameter_number < len(fusion.operands) else None
+            if o in origin:
+                inner[i.name] = origin[o]
+            continue
+        came = {inner[o] for o in i.operands if o in inner}
+        if not came or i.opcode in MATMUL:
+            continue
+        if len(came) >= 2 and (i.opcode in ELEMENTWISE or _meet_inside(module, i, inner, depth + 1)):
+            return True
+        if len(came) == 1 and i.opcode in _CARRY:
+            inner[i.name] = next(iter(came))
+    return False
+
+
+def _backward(ctx: RuleContext, members: list[Instruction]) -> bool:
+    """All members are JAX's transpose of the forward (op_name `transpose(jvp(...))`): weight
+    gradients sharing an activation are the forward pair's own transpose; merging is the
+    forward's fix, reported there."""
+    from hloscope.source import source_of
+
+    return all(parse_op_name(source_of(u, ctx.module).op_name)[0] == "backward" for u in members)
 
 
 @register
@@ -160,6 +240,8 @@ class SplitDot(ModuleRule):
                     if names_set <= reported:
                         continue  # the same matmuls, reached through another shared operand
                     reported |= names_set
+                    if role[3] or _backward(ctx, members) or _gated(ctx.module, comp, members):
+                        continue
                     yield self._finding(ctx, members, operand, src, role)
 
     def _finding(self, ctx: RuleContext, users: list[Instruction], operand: str, src, role) -> Finding:
@@ -169,14 +251,16 @@ class SplitDot(ModuleRule):
             ctx, first,
             f"{len(users)} matmuls ({names}) all multiply %{operand} {src.shape} by "
             f"same-shaped weights ({role[2]}), contracting the same dimensions: one matmul on "
-            f"the concatenated weights would do",
+            f"the stacked weights would read %{operand} once",
             evidence={"shared_operand": operand, "matmuls": [u.name for u in users],
                       "weights": role[2], "contracting": role[1]},
-            help="Keep the weights concatenated (one W_qkv parameter, initialised and stored so, "
-                 "e.g. [W_q | W_k | W_v]) and split the result: one large matmul keeps "
-                 f"{matmul_unit(ctx)} busier than several narrow ones and reads the shared "
-                 "operand once. Concatenating them inside the jitted step instead copies the "
-                 "weights every step.",
+            help="Store the weights stacked on a new axis (one W_qkv of shape [d, 3, d], "
+                 "initialised and kept so; shard its last axis as the separate weights were) and "
+                 "index the result: the shared operand is read once, not once per matmul. Do not "
+                 "concatenate them along a sharded output dimension ([W_q | W_k | W_v] split "
+                 "after a model-sharded matmul moves data between chips), nor inside the jitted "
+                 f"step (a copy of the weights every step). It saves memory traffic; {matmul_unit(ctx)}'s "
+                 "time barely moves (see the rule's doc for XLA's own figures).",
         )
 
     def _over_budget(self, ctx: RuleContext) -> Iterator[Finding]:
