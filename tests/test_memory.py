@@ -63,6 +63,10 @@ OUTSIDE = {
     # temporaries are 97-130 KiB more
     "H014_kv_token_rows_v5p": 0.001,
     "H014_kv_seq_first_v5p": 0.001,
+    # a 4 MiB heap (one activation at a time, equal to ours): XLA's heap puts its 11 tuple
+    # index tables at 16 KiB-aligned offsets above it (176 KiB), and memory_analysis's temp is
+    # 208 KiB more than that heap; the totals agree to 2.1%, the temporaries to 0.4 MiB
+    "H004_fused_qkv_v5p": 0.03,
 }
 
 

@@ -84,6 +84,10 @@ class _Walk:
         self.outer = outer  # parameter leaves of a callee: the caller's buffers (not counted)
         self.sharing: list[tuple[int, int, int]] = []  # (step, operand buffer, result buffer)
         self.users: dict[str, list[str]] | None = None  # (built when a caller's buffer may be shared)
+        # an output's buffer id -> (the step from which a value written in place into it
+        # holds it, that value's buffer id): share()'s chains of in-place results ending in
+        # an output
+        self.held_from: dict[int, tuple[int, int]] = {}
 
     def new(self, instr: Instruction, step: int, kind: str = "temp") -> list[int]:
         first = len(self.buffers)
@@ -234,6 +238,7 @@ class _Walk:
                 if self.platform != "tpu":
                     continue  # (an output's allocation is not in the heap: no sharing)
                 b.kind = "in output"  # (its bytes are the output's)
+                self.held_from[made] = min(self.held_from.get(made, (r.defined, made)), (b.defined, operand))
                 continue
             b.last_use = max(b.last_use, r.last_use)
             r.bytes = 0

@@ -41,19 +41,21 @@ def place_in_outputs(walk: _Walk) -> None:
     the wide transformer's step keeps the output order (the other leaves 24 MiB more live
     than XLA's own peak_memory_in_bytes)."""
     donated = _donated_outputs(walk)  # (the parameter's buffer: occupied from the start)
-    outputs = [b for k, b in enumerate(walk.buffers) if b.kind == "output" and b.space == 0
-               and b.bytes and k not in donated]
-    if not outputs:
+    ids = [k for k, b in enumerate(walk.buffers) if b.kind == "output" and b.space == 0
+           and b.bytes and k not in donated]
+    if not ids:
         return
+    outputs = [walk.buffers[k] for k in ids]
     temps = [(b, b) for b in walk.buffers if b.kind == "temp" and b.space == 0 and b.bytes]
     for step, walks in walk.callees.items():  # (a callee's temporary, seen from its caller)
         temps += [(replace(b, defined=step, last_use=step), b) for w in walks for b in w.buffers
                   if b.kind == "temp" and b.space == 0 and b.bytes]
     temps.sort(key=lambda t: t[0].defined)  # (then largest first: the sort is stable)
     temps.sort(key=lambda t: t[0].bytes, reverse=True)
+    held = [_held(walk, k, walk.buffers[k]) for k in ids]
     best = None
     for order in (range(len(outputs)), sorted(range(len(outputs)), key=lambda k: -outputs[k].defined)):
-        placed, moved = _assign(outputs, temps, list(order))
+        placed, moved = _assign(outputs, temps, list(order), held)
         saved = {step: walk.inner.get(step) for step in moved}
         _apply(walk, placed, moved, "in output")
         peak = max(walk.live_per_space().get(0) or [0])
@@ -68,15 +70,35 @@ def place_in_outputs(walk: _Walk) -> None:
     _apply(walk, best[1], best[2], "in output")
 
 
-def _assign(outputs: list, temps: list, order: list[int]) -> tuple[list, set[int]]:
+def _held(walk: _Walk, k: int, output) -> list[tuple[int, int]]:
+    """The step ranges an output's buffer is taken before the output is made: from where a
+    value written in place into it (a chain of in-place results) was made, but for the steps
+    of the loops that carry that value as their state (inside the body, the state's buffer
+    is free between the old value's last read and the new one's write: XLA puts the body's
+    temporaries there)."""
+    start, value = walk.held_from.get(k, (output.defined, k))
+    loops = [s for s in range(start, output.defined)
+             if walk.comp.instructions[s].opcode == "while"
+             and value in walk.values.get(walk.comp.instructions[s].name, ())]
+    ranges, first = [], start
+    for s in loops + [output.defined]:
+        if first < s:
+            ranges.append((first, s - 1))
+        first = s + 1
+    return ranges
+
+
+def _assign(outputs: list, temps: list, order: list[int],
+            held: list[list[tuple[int, int]]]) -> tuple[list, set[int]]:
     """The temporaries placed (largest first, each in the first output in `order` that is
     written after it ends and has room over its steps), and the steps whose callees gave one
     up."""
     # per output, the step ranges of the values placed in it, kept sorted by start (they
     # never overlap, so a new range fits when it ends before the next one starts and
-    # starts after the one before ends); the output itself holds [defined, forever)
-    starts: list[list[int]] = [[o.defined] for o in outputs]
-    ends: list[list[int]] = [[1 << 62] for o in outputs]
+    # starts after the one before ends); the output itself holds [defined, forever), and a
+    # chain written in place into it the ranges `held` says
+    starts: list[list[int]] = [[a for a, _ in h] + [o.defined] for o, h in zip(outputs, held)]
+    ends: list[list[int]] = [[b for _, b in h] + [1 << 62] for h in held]
     defined = [o.defined for o in outputs]
     rank = {k: r for r, k in enumerate(order)}
     by_size = sorted(range(len(outputs)), key=lambda k: -outputs[k].bytes)
