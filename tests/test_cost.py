@@ -97,12 +97,10 @@ KNOWN_DIVERGENCES = {
     "zoo_pallas_matmul_big_v5p": {"bytes"},
     "zoo_pallas_matmul_twice_v5e": {"bytes"},
     # bytes the model and XLA's TPU cost analysis count differently, not yet explained (the
-    # FLOPs agree; issue #33's notes): attention 1.69x, MoE training 0.33x, Adam 1.12x, the
-    # gathered matmul 0.86x, the embedding gradients 0.81x / 1.19x
+    # FLOPs agree; issue #33's notes): attention 1.69x, MoE training 0.33x, the embedding
+    # gradients 0.81x / 1.19x
     "zoo_attention_fwd_v5e": {"bytes"},
     "zoo_moe_train_16e_v5p": {"bytes"},
-    "zoo_mlp_adam_v5e": {"bytes"},
-    "zoo_matmul_gathered_v5p8": {"bytes"},
     "zoo_embedding_grad_v5e": {"bytes"},
     "zoo_embedding_grad_big_v5p": {"bytes"},
     # a loop of scalar counters on one f32[8,128] tile: XLA counts 20 more 512-byte scalar
@@ -110,6 +108,13 @@ KNOWN_DIVERGENCES = {
     "H013_tiny_loop_v5e": {"bytes"},
     "H013_unrolled_loop_v5e": {"bytes"},
 }
+
+
+# Bytes within 2% of XLA's everywhere else (139 of 158 compiles agree to 1%); these closer
+# than the divergences above but not that close, not yet explained: a v4 scan whose loop
+# keeps no trip count (-6.9%), a CPU loop of scalar counters (-2.9%), a scanned transformer
+# forward on v5e (-2.0%)
+BYTES_WITHIN = {"scan_v4": 0.08, "T002_tiny_loop_cpu": 0.04, "zoo_transformer_scan_fwd_v5e": 0.03}
 
 
 @pytest.mark.parametrize(("name", "entry"), _with_xla_numbers(), ids=lambda x: x if isinstance(x, str) else "")
@@ -125,7 +130,7 @@ def test_module_cost_matches_xla_cost_analysis(name, entry):
         assert total.flops == pytest.approx(xla["flops"], rel=0.01)
     assert total.transcendentals == pytest.approx(xla.get("transcendentals", 0.0), rel=0.01)
     if "bytes" not in skip:
-        assert total.padded_bytes == pytest.approx(xla["bytes accessed"], rel=0.10)
+        assert total.padded_bytes == pytest.approx(xla["bytes accessed"], rel=BYTES_WITHIN.get(name, 0.02))
 
 
 @pytest.mark.parametrize(("window", "padding"), [((1, 1, 2), (0, 1)), ((1, 1, 64), (0, 0)), ((2, 2, 1), (0, 0))])
