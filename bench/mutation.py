@@ -101,7 +101,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     "rules_duplicates": (["hloscope/rules/h006_duplicate_computation.py"],
                          ["tests/test_rules.py", "tests/test_rule_docs.py"]),
     "rules_split_dot": (["hloscope/rules/h004_split_dot.py"],
-                        ["tests/test_rules.py", "tests/test_findings.py", "tests/test_lint_engine.py"]),
+                        ["tests/test_rules.py", "tests/test_findings.py", "tests/test_lint_engine.py",
+                         "tests/test_split_dot_parts.py"]),
     # where temporaries go in the outputs' buffers, and which chip a module is costed on
     "cost_placement": (["hloscope/cost/placement.py", "hloscope/cost/resolve.py"],
                        ["tests/test_memory.py", "tests/test_chip.py", "tests/test_sharing_parts.py",
