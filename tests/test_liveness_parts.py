@@ -89,3 +89,79 @@ def test_a_sort_is_done_in_its_operands_buffers():
     r = memory(m)
     # k and v (4 KiB each) are sorted where they are: the sort makes no buffer of its own
     assert r.temp_peak_bytes == 2 * 1024 * 4
+
+
+def test_a_root_that_is_the_first_parameter_is_aliased():
+    """The root hands back parameter 0 (buffer 0): its 4 KiB are an argument and an output,
+    aliased once (XLA counts such an output in both)."""
+    r = _memory("  ROOT p = f32[1024]{0} parameter(0)")
+    assert (r.argument_bytes, r.output_bytes, r.alias_bytes) == (4096, 4096, 4096)
+    assert r.hbm_bytes == 4096 and r.module == "m"
+
+
+def test_the_output_tuple_table_only_with_tiled_layouts():
+    """A tuple root: XLA's TPU memory_analysis adds its index table (4 bytes per element, in
+    a 512-byte unit); a module without tiled layouts (CPU) has none."""
+    body = ("  p = f32[1024]{0} parameter(0)\n  a = f32[1024]{0} negate(p)\n"
+            "  b = f32[1024]{0} exponential(p)\n  ROOT t = (f32[1024]{0}, f32[1024]{0}) tuple(a, b)")
+    assert _memory(body).output_bytes == 2 * 4096
+    tiled = body.replace("{0}", "{0:T(1024)}")
+    assert _memory(tiled).output_bytes == 2 * 4096 + 512
+
+
+LOOP = """cond {
+  p = (s32[], f32[256]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[256]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[256]{0} get-tuple-element(p), index=1
+  f = f32[] convert(i)
+  big = f32[4096]{0} broadcast(f), dimensions={}
+  w = f32[256]{0} slice(big), slice={[0:256]}
+  u = f32[256]{0} add(w, v)
+  ROOT t = (s32[], f32[256]{0}) tuple(j, u)
+}
+
+"""
+
+
+def test_a_loop_bodys_temporaries_are_a_row_of_their_own_at_the_peak():
+    """The body broadcasts to f32[4096] (16 KiB) each trip and slices 1 KiB of it, both live
+    at the slice: at the loop's step the peak lists their 17 KiB as one row, the loop's, with
+    no op_name or source of its own."""
+    (m,) = parse(HEAD.format(header="") + LOOP + """ENTRY e {
+  x = f32[256]{0} parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[256]{0}) tuple(z, x)
+  l = (s32[], f32[256]{0}) while(t), condition=cond, body=body
+  ROOT r = f32[256]{0} get-tuple-element(l), index=1
+}
+""", "m")
+    r = memory(m)
+    assert r.peak_instruction == "l" and r.temp_peak_bytes == 16384 + 1024
+    assert r.peak_live[-1] == {"instruction": "l", "shape": "(temporaries of the computations it calls)",
+                               "bytes": 16384 + 1024, "defined": r.peak_step, "last_use": r.peak_step,
+                               "op_name": "", "source": ""}
+
+
+def test_the_peak_lists_ten_buffers_unless_asked_for_more():
+    """Thirteen 4 KiB values made before they are summed: at the peak more than ten are live,
+    and ten are listed by default."""
+    lines = ["  p = f32[1024]{0} parameter(0)"]
+    lines += [f"  n{k} = f32[1024]{{0}} negate(p)" for k in range(13)]
+    total = "n0"
+    for k in range(1, 13):
+        lines.append(f"  s{k} = f32[1024]{{0}} add({total}, n{k})")
+        total = f"s{k}"
+    lines.append(f"  ROOT r = f32[1024]{{0}} negate({total})")
+    (m,) = parse(HEAD.format(header="") + "ENTRY e {\n" + "\n".join(lines) + "\n}\n", "m")
+    assert len(memory(m).peak_live) == 10
+    r = memory(m, top=20)
+    assert len(r.peak_live) == r.temp_peak_bytes // 4096 > 10
