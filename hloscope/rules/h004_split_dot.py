@@ -259,8 +259,8 @@ class SplitDot(ModuleRule):
                  "index the result: the shared operand is read once, not once per matmul. Do not "
                  "concatenate them along a sharded output dimension ([W_q | W_k | W_v] split "
                  "after a model-sharded matmul moves data between chips), nor inside the jitted "
-                 f"step (a copy of the weights every step). It saves memory traffic; {matmul_unit(ctx)}'s "
-                 "time barely moves (see the rule's doc for XLA's own figures).",
+                 "step (a copy of the weights every step). It saves memory traffic; the time on "
+                 f"{matmul_unit(ctx)} barely moves (see the rule's doc for XLA's own figures).",
         )
 
     def _over_budget(self, ctx: RuleContext) -> Iterator[Finding]:
