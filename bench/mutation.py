@@ -99,7 +99,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     "rules_tiles": (["hloscope/rules/h014_partial_tile_update.py", "hloscope/rules/h002_retiling_copy.py"],
                     ["tests/test_rules.py", "tests/test_rule_docs.py"]),
     "rules_duplicates": (["hloscope/rules/h006_duplicate_computation.py"],
-                         ["tests/test_rules.py", "tests/test_rule_docs.py"]),
+                         ["tests/test_rules.py", "tests/test_rule_docs.py", "tests/test_duplicates_parts.py"]),
     "rules_split_dot": (["hloscope/rules/h004_split_dot.py"],
                         ["tests/test_rules.py", "tests/test_findings.py", "tests/test_lint_engine.py",
                          "tests/test_split_dot_parts.py"]),

@@ -1,0 +1,164 @@
+"""H006 duplicate-computation, one rule each (the mutation run found these paths untested):
+what is never a duplicate (buffers of their own, side effects, values written in place),
+attributes compared but for metadata and backend_config, a repeated function reported once
+at its first op with the rest as followers, the size limit, the evidence and the help.
+Modules are HAND-WRITTEN minimal ones; the answers are worked by hand."""
+
+from __future__ import annotations
+
+from hloscope.parser import parse
+from hloscope.rules.engine import run
+from hloscope.rules.registry import load_rules
+
+RULE = load_rules()["H006"]
+
+BASIC = """// HAND-WRITTEN minimal module
+HloModule m
+ENTRY e {
+  p = f32[64,32]{1,0} parameter(0)
+  a = f32[64,32]{1,0} exponential(p)
+  b = f32[64,32]{1,0} exponential(p)
+  ROOT t = (f32[64,32]{1,0}, f32[64,32]{1,0}) tuple(a, b)
+}
+"""
+
+ALLOC = """// HAND-WRITTEN minimal module
+HloModule m
+ENTRY e {
+  a = f32[64,32]{1,0} custom-call(), custom_call_target="AllocateBuffer"
+  b = f32[64,32]{1,0} custom-call(), custom_call_target="AllocateBuffer"
+  e1 = f32[64,32]{1,0} custom-call(), custom_call_target="Tick", custom_call_has_side_effect=true
+  e2 = f32[64,32]{1,0} custom-call(), custom_call_target="Tick", custom_call_has_side_effect=true
+  c = f32[64,32]{1,0} custom-call(), custom_call_target="Fill"
+  d = f32[64,32]{1,0} custom-call(), custom_call_target="Fill"
+  ROOT t = (f32[64,32]{1,0}, f32[64,32]{1,0}, f32[64,32]{1,0}, f32[64,32]{1,0}, f32[64,32]{1,0}, f32[64,32]{1,0}) tuple(a, b, e1, e2, c, d)
+}
+"""
+
+ATTRS = """// HAND-WRITTEN minimal module
+HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[2048,2048]{1,0} parameter(0)
+  z = f32[] constant(0)
+  r0 = f32[2048]{0} reduce(p, z), dimensions={0}, to_apply=add
+  r1 = f32[2048]{0} reduce(p, z), dimensions={1}, to_apply=add, backend_config={"k":1}
+  r2 = f32[2048]{0} reduce(p, z), dimensions={1}, to_apply=add, backend_config={"k":2}
+  c1 = f32[2048,2048]{1,0} cosine(p)
+  c2 = f32[2048,2048]{1,0} cosine(p)
+  ROOT t = (f32[2048]{0}, f32[2048]{0}, f32[2048]{0}, f32[2048,2048]{1,0}, f32[2048,2048]{1,0}) tuple(r0, r1, r2, c1, c2)
+}
+"""
+
+CHAIN = """// HAND-WRITTEN minimal module
+HloModule m
+ENTRY e {
+  p = f32[64,32]{1,0} parameter(0)
+  a1 = f32[64,32]{1,0} exponential(p)
+  b1 = f32[64,32]{1,0} negate(a1)
+  a2 = f32[64,32]{1,0} exponential(p)
+  b2 = f32[64,32]{1,0} negate(a2)
+  ROOT t = (f32[64,32]{1,0}, f32[64,32]{1,0}) tuple(b1, b2)
+}
+"""
+
+SMALL_FIRST = """// HAND-WRITTEN minimal module
+HloModule m
+ENTRY e {
+  s = f32[16]{0} parameter(0)
+  p = f32[64,32]{1,0} parameter(1)
+  x1 = f32[16]{0} exponential(s)
+  x2 = f32[16]{0} exponential(s)
+  a = f32[64,32]{1,0} sine(p)
+  b = f32[64,32]{1,0} sine(p)
+  ROOT t = (f32[16]{0}, f32[16]{0}, f32[64,32]{1,0}, f32[64,32]{1,0}) tuple(x1, x2, a, b)
+}
+"""
+
+IN_PLACE = """// HAND-WRITTEN minimal module
+HloModule m
+cond {
+  q = (s32[], f32[64,32]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(q), index=0
+  n = s32[] constant(2)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  q = (s32[], f32[64,32]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(q), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[64,32]{1,0} get-tuple-element(q), index=1
+  w = f32[64,32]{1,0} negate(v)
+  ROOT t = (s32[], f32[64,32]{1,0}) tuple(j, w)
+}
+ENTRY e {
+  z = f32[] constant(0)
+  k = s32[] constant(0)
+  b1 = f32[64,32]{1,0} broadcast(z), dimensions={}
+  b2 = f32[64,32]{1,0} broadcast(z), dimensions={}
+  u = f32[8,32]{1,0} parameter(0)
+  d = f32[64,32]{1,0} dynamic-update-slice(b2, u, k, k)
+  t = (s32[], f32[64,32]{1,0}) tuple(k, b1)
+  l = (s32[], f32[64,32]{1,0}) while(t), condition=cond, body=body
+  g = f32[64,32]{1,0} get-tuple-element(l), index=1
+  ROOT r = (f32[64,32]{1,0}, f32[64,32]{1,0}) tuple(g, d)
+}
+"""
+
+
+def _found(text: str) -> list:
+    return run(parse(text, "m"), [RULE()]).findings
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    return [(f.instruction, f.evidence["first"]) for f in _found(text)]
+
+
+def test_a_value_computed_twice_its_evidence_and_help():
+    """exp(p) twice over f32[64,32]: the second is reported; the bytes are its own read and
+    write, 2 x 8 KiB."""
+    (f,) = _found(BASIC)
+    assert f.instruction == "b"
+    assert f.evidence == {"first": "a", "opcode": "exponential", "flops": 0.0, "bytes": 16384}
+    assert f.cost == {"bytes_wasted": 16384.0}
+    assert f.message == "%b recomputes %a (exponential f32[64,32] of the same operands)"
+    assert f.help == ("Compute the value once and reuse it (in JAX: bind it to a variable "
+                      "instead of calling the function twice).")
+
+
+def test_buffers_of_their_own_and_side_effects_are_never_duplicates():
+    """Two AllocateBuffer calls are two buffers, two side-effecting calls two effects; two
+    plain custom calls of one target on the same (no) operands are a duplicate."""
+    assert _pairs(ALLOC) == [("d", "c")]
+
+
+def test_attributes_compared_but_for_backend_config():
+    """r0 reduces over dimension 0, r1 and r2 over 1 (their backend_config differs): r2
+    repeats r1, not r0. c2 repeats c1 after them: the scan goes on past a duplicate."""
+    assert sorted(_pairs(ATTRS)) == [("c2", "c1"), ("r2", "r1")]
+
+
+def test_a_repeated_function_is_one_finding_at_its_first_op():
+    """exp then negate, twice: one finding at the second exp, the negate that reads it
+    listed as its follower, and the bytes of both counted."""
+    (f,) = _found(CHAIN)
+    assert (f.instruction, f.evidence["first"], f.evidence["followers"]) == ("a2", "a1", ["b2"])
+    assert f.cost == {"bytes_wasted": 2 * 16384.0}
+    assert f.message.endswith("; 1 op(s) computed from it repeat theirs too")
+
+
+def test_small_duplicates_are_passed_over_and_the_rest_judged():
+    """exp of an f32[16] twice is under the 1,024-element limit; sin of f32[64,32] twice
+    after it is reported."""
+    assert _pairs(SMALL_FIRST) == [("b", "a")]
+
+
+def test_values_written_in_place_are_kept_apart_on_purpose():
+    """Two zero broadcasts: one becomes a loop's state (through a tuple), the other is
+    updated in place by a dynamic-update-slice. XLA keeps such clones apart on purpose."""
+    assert _found(IN_PLACE) == []
