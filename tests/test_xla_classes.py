@@ -58,6 +58,10 @@ CASES = {
                                    "custom_call_target=\"foo\", literal=s32[] 7", True),
     "custom_call_literal_tuple": ("p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), "
                                   "custom_call_target=\"foo\", literal=(s32[] 1, (f32[2]{0} {1, 2}))", True),
+    # names: a keyword is a name once written with %; `tuple` is no type word to XLA's lexer
+    "keyword_name_with_percent": ("%true = f32[2] parameter(0)\n  ROOT %n = f32[2] negate(%true)", True),
+    "tuple_as_a_name": ("tuple = f32[2] parameter(0)\n  ROOT n = f32[2] negate(tuple)", True),
+    "keyword_as_an_operand": ("a = f32[2] parameter(0)\n  ROOT n = f32[2] add(a, nan)", False),
 }
 
 
@@ -121,6 +125,11 @@ STRICT_ONLY = {
                                   "result_accuracy={mode=highest}", 'unexpected attribute "result_accuracy"'),
     "window_on_dot": ("a = f32[2,2] parameter(0)\n  ROOT d = f32[2,2] dot(a, a), lhs_contracting_dims={1}, "
                       "rhs_contracting_dims={0}, window={size=1x1}", 'unexpected attribute "window"'),
+    # words XLA's lexer reads as a type or keyword where a name is expected; an instruction
+    # named after a type is refused even with its %
+    "type_word_as_a_name": ("s1 = f32[2] parameter(0)\n  ROOT n = f32[2] negate(s1)", "expects a name: 's1'"),
+    "type_name_with_percent": ("%bf16 = f32[2] parameter(0)\n  ROOT %n = f32[2] negate(%bf16)",
+                               "illegal instruction name: bf16"),
 }
 
 
@@ -169,3 +178,16 @@ def test_the_allowed_attribute_table_is_what_xla_answers():
     assert table == derive(OPCODES)
     assert len(table["opcodes"]) >= 130 and "custom_call_target" in table["opcodes"]["custom-call"]
     assert "branch_computations" in table["opcodes"]["conditional"]  # (the s32 selector's form)
+
+
+def test_a_computation_named_after_a_type_needs_its_percent():
+    """`f32 {...}` is refused by XLA's parser (and strict mode); `%f32 {...}` is a name."""
+    for head, accepted in (("f32", False), ("%f32", True)):
+        text = (f"HloModule m\n{head} {{\n  a = f32[] parameter(0)\n  ROOT b = f32[] negate(a)\n}}\n"
+                f"ENTRY e {{\n  p = f32[] parameter(0)\n  ROOT c = f32[] call(p), to_apply={head}\n}}\n")
+        assert (_xla(text) is not None) == accepted
+        if accepted:
+            parse(text, "m", strict=True)
+        else:
+            with pytest.raises(ParseError, match="expects a name: 'f32'"):
+                parse(text, "m", strict=True)

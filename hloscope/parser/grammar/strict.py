@@ -19,6 +19,7 @@ from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import CALL_KEYS
 from hloscope.ir.opcodes import LITERAL_OPCODES
+from hloscope.ir.shape import ELEMENT_BITS
 from hloscope.parser.asyncs import NameUniquer
 from hloscope.parser.errors import ParseError, from_lark
 from hloscope.parser.grammar.infer import CannotInfer, infer
@@ -153,8 +154,23 @@ class _Builder:
             raise _NeedPositions  # comments or lines: positions say what the grammar took
         return inner.strip()
 
+    def _bare(self, token: Token, word: str | None = None, column: int | None = None,
+              defines: bool = False) -> None:
+        """A name XLA's parser refuses, located: a bare word its lexer reads as a type or
+        keyword (`s1`, `true`), or an instruction named after a type even with its `%`."""
+        word = token.value if word is None else word
+        at = token.column if column is None else column
+        if word.startswith("%"):
+            if defines and word[1:] in ELEMENT_BITS:
+                raise self._located(f"illegal instruction name: {word[1:]} (a type to XLA's "
+                                    f"parser); rename it, e.g. {word[1:]}_", token.line, at)
+        elif word in RESERVED:
+            raise self._located(f"expects a name: {word!r} is a type or keyword to XLA's "
+                                "parser", token.line, at)
+
     def instruction(self, node: Tree, computation: str) -> Instruction:
         root, name, shape, opcode, *rest = node.children
+        self._bare(name.children[0], defines=True)
         first = root if root is not None else name.children[0]
         return self._build(_name(name), shape, opcode, rest, computation, root is not None,
                            first.line, first.column)
@@ -178,6 +194,10 @@ class _Builder:
                                         opcode.line, opcode.column + number.start(1))
                 names = [n.strip().lstrip("%") for n in inner.split(",")]
                 shapes = [None] * len(names)
+                offset = len(head) + 1
+                for item in tail[:-1].split(","):
+                    self._bare(opcode, item.strip(), opcode.column + offset + len(item) - len(item.lstrip()))
+                    offset += len(item) + 1
         else:
             opcode_name = _name(opcode)
             operands = [c for c in rest if isinstance(c, Tree) and c.data != "attribute"]
@@ -187,9 +207,11 @@ class _Builder:
                 for op in operands:
                     if op.data == "typed_operand":
                         shapes.append(self.shape_text(op.children[0]))
+                        self._bare(op.children[1].children[0])
                         names.append(_name(op.children[1]))
                     elif op.data == "plain_operand":
                         shapes.append(None)
+                        self._bare(op.children[0].children[0])
                         names.append(_name(op.children[0]))
                     elif op.data == "shape_operand":
                         shapes.append(self.shape_text(op.children[0]))
@@ -252,6 +274,7 @@ class _Builder:
 
     def computation(self, node: Tree) -> Computation:
         entry, name, signature, *rest = node.children
+        self._bare(name.children[0])
         first = entry if entry is not None else name.children[0]
         comp = Computation(_name(name), is_entry=entry is not None, line=first.line)
         if signature is not None:
@@ -361,6 +384,13 @@ _BLANK = re.compile(r"[^\n]")
 
 def _name(node: Tree) -> str:
     return node.children[0].lstrip("%")
+
+
+# Bare words XLA's lexer reads as something other than a name: the element types and its
+# keywords (checked against jaxlib's parser, one by one); written with a `%` they are names.
+RESERVED = frozenset(ELEMENT_BITS) | frozenset({
+    "true", "false", "inf", "nan", "HloModule", "ENTRY", "ROOT", "maximal", "replicated",
+    "manual", "unreduced", "unknown", "last_tile_dim_replicate", "shard_as", "shard_like"})
 
 
 def _braces(node: Any) -> list[Any]:
