@@ -106,7 +106,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     # where temporaries go in the outputs' buffers, and which chip a module is costed on
     "cost_placement": (["hloscope/cost/placement.py", "hloscope/cost/resolve.py"],
                        ["tests/test_memory.py", "tests/test_chip.py", "tests/test_sharing_parts.py",
-                        "tests/test_gpu_cost.py", "tests/test_placement_parts.py"]),
+                        "tests/test_gpu_cost.py", "tests/test_placement_parts.py",
+                        "tests/test_chips_parts.py"]),
     "cost_liveness": (["hloscope/cost/liveness.py", "hloscope/cost/sharing.py"],
                       ["tests/test_memory.py", "tests/test_sharing_parts.py", "tests/test_memory_text.py",
                        "tests/test_gpu_cost.py", "tests/test_liveness_parts.py"]),

@@ -5,6 +5,7 @@ rules the docstrings state (the mutation run found many of these untested)."""
 from __future__ import annotations
 
 import pytest
+from conftest import FIXTURES
 
 from hloscope.cost.chips import (
     ChipFileError,
@@ -120,3 +121,49 @@ def _module(body: str, header: str = "") -> object:
 ])
 def test_the_platform_a_module_shows(body, header, platform):
     assert platform_of(_module(body, header)) == platform
+
+
+def test_the_resolution_of_modules_that_state_little():
+    """A HAND-WRITTEN module with no layouts states no platform: v5e, assumed, said why. A
+    real H100 compile under a name with no sm_XX: the H100 entry, assumed. Each choice's
+    record for JSON output holds all four fields."""
+    from hloscope.cost.resolve import resolve_chip
+    from hloscope.parser import load, parse
+
+    (m,) = parse("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n", "m")
+    assert resolve_chip(m).to_dict() == {"chip": "tpu-v5e", "name": "TPU v5e", "assumed": True,
+                                         "source": "a module that states no platform (before optimization?)"}
+    (g,) = load(FIXTURES / "zoo" / "mlp_train_h100.hlo.txt")
+    choice = resolve_chip(g)
+    assert (choice.chip.key, choice.assumed, choice.source) == ("h100", True, "a GPU module whose generation nothing states")
+
+
+def test_a_chip_of_another_platform_asked_for_is_said_so():
+    from hloscope.cost.resolve import chip_for
+    from hloscope.parser import load
+
+    (cpu,) = load(FIXTURES / "cpu" / "mlp_cpu.hlo.txt")
+    chip, note = chip_for(cpu, "v5e")
+    assert chip.key == "tpu-v5e"
+    assert note == ("a CPU module costed on TPU v5e as asked; its numbers are that chip's, not "
+                    "the machine's that compiled it")
+    assert chip_for(cpu, "cpu")[1] is None  # (its own platform: nothing to say)
+
+
+def test_the_chip_recorded_beside_a_dump_names_its_topology(tmp_path):
+    """`hloscope compile` records the chip and the topology it compiled for; the note names
+    the topology, or the chip when no topology was recorded."""
+    import json
+    import shutil
+
+    from hloscope.cost.resolve import RECORD, resolve_chip
+    from hloscope.parser import load
+
+    path = tmp_path / "module.hlo.txt"
+    shutil.copy(FIXTURES / "tpu" / "mlp_v5e.hlo.txt", path)
+    for record, said in (({"chip": "v5p", "topology": "v5p:2x2x1"}, "v5p:2x2x1"), ({"chip": "v5p"}, "v5p")):
+        (tmp_path / RECORD).write_text(json.dumps(record))
+        (m,) = load(path)
+        choice = resolve_chip(m)
+        assert (choice.chip.key, choice.assumed) == ("tpu-v5p", False)
+        assert choice.source == f"recorded by hloscope compile ({said})"
