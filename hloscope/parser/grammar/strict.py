@@ -19,7 +19,7 @@ from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import CALL_KEYS
 from hloscope.ir.opcodes import LITERAL_OPCODES
-from hloscope.ir.shape import ELEMENT_BITS
+from hloscope.parser.grammar.names import refused
 from hloscope.parser.asyncs import NameUniquer
 from hloscope.parser.errors import ParseError, from_lark
 from hloscope.parser.grammar.infer import CannotInfer, infer
@@ -156,17 +156,10 @@ class _Builder:
 
     def _bare(self, token: Token, word: str | None = None, column: int | None = None,
               defines: bool = False) -> None:
-        """A name XLA's parser refuses, located: a bare word its lexer reads as a type or
-        keyword (`s1`, `true`), or an instruction named after a type even with its `%`."""
-        word = token.value if word is None else word
-        at = token.column if column is None else column
-        if word.startswith("%"):
-            if defines and word[1:] in ELEMENT_BITS:
-                raise self._located(f"illegal instruction name: {word[1:]} (a type to XLA's "
-                                    f"parser); rename it, e.g. {word[1:]}_", token.line, at)
-        elif word in RESERVED:
-            raise self._located(f"expects a name: {word!r} is a type or keyword to XLA's "
-                                "parser", token.line, at)
+        """A name XLA's parser refuses (names.refused), located."""
+        message = refused(token.value if word is None else word, defines)
+        if message is not None:
+            raise self._located(message, token.line, token.column if column is None else column)
 
     def instruction(self, node: Tree, computation: str) -> Instruction:
         root, name, shape, opcode, *rest = node.children
@@ -386,11 +379,6 @@ def _name(node: Tree) -> str:
     return node.children[0].lstrip("%")
 
 
-# Bare words XLA's lexer reads as something other than a name: the element types and its
-# keywords (checked against jaxlib's parser, one by one); written with a `%` they are names.
-RESERVED = frozenset(ELEMENT_BITS) | frozenset({
-    "true", "false", "inf", "nan", "HloModule", "ENTRY", "ROOT", "maximal", "replicated",
-    "manual", "unreduced", "unknown", "last_tile_dim_replicate", "shard_as", "shard_like"})
 
 
 def _braces(node: Any) -> list[Any]:
