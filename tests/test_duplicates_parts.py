@@ -110,6 +110,45 @@ ENTRY e {
 }
 """
 
+DUS_THEN = """// HAND-WRITTEN minimal module
+HloModule m
+ENTRY e {
+  z = f32[] constant(0)
+  k = s32[] constant(0)
+  b1 = f32[64,32]{1,0} broadcast(z), dimensions={}
+  b2 = f32[64,32]{1,0} broadcast(z), dimensions={}
+  u = f32[8,32]{1,0} parameter(0)
+  n = f32[64,32]{1,0} negate(b1)
+  d = f32[64,32]{1,0} dynamic-update-slice(b2, u, k, k)
+  p = f32[64,32]{1,0} parameter(1)
+  q1 = f32[64,32]{1,0} sine(p)
+  q2 = f32[64,32]{1,0} sine(p)
+  ROOT r = (f32[64,32]{1,0}, f32[64,32]{1,0}, f32[64,32]{1,0}, f32[64,32]{1,0}) tuple(n, d, q1, q2)
+}
+"""
+
+CONFIG_ONLY = """// HAND-WRITTEN minimal module
+HloModule m
+ENTRY e {
+  p = f32[64,32]{1,0} parameter(0)
+  c1 = f32[64,32]{1,0} cosine(p), backend_config={"k":1}
+  c2 = f32[64,32]{1,0} cosine(p), backend_config={"k":2}
+  ROOT t = (f32[64,32]{1,0}, f32[64,32]{1,0}) tuple(c1, c2)
+}
+"""
+
+CHAIN2 = """// HAND-WRITTEN minimal module
+HloModule m
+ENTRY e {
+  p = f32[64,32]{1,0} parameter(0)
+  a1 = f32[64,32]{1,0} exponential(p)
+  b1 = f32[64,32]{1,0} add(a1, p)
+  a2 = f32[64,32]{1,0} exponential(p)
+  b2 = f32[64,32]{1,0} add(a2, p)
+  ROOT t = (f32[64,32]{1,0}, f32[64,32]{1,0}) tuple(b1, b2)
+}
+"""
+
 
 def _found(text: str) -> list:
     return run(parse(text, "m"), [RULE()]).findings
@@ -162,3 +201,19 @@ def test_values_written_in_place_are_kept_apart_on_purpose():
     """Two zero broadcasts: one becomes a loop's state (through a tuple), the other is
     updated in place by a dynamic-update-slice. XLA keeps such clones apart on purpose."""
     assert _found(IN_PLACE) == []
+
+
+def test_an_in_place_update_alone_keeps_the_clones_apart_and_the_rest_is_judged():
+    """b1 is only negated; b2, equal to it, is updated in place by a dynamic-update-slice:
+    kept apart. The sines after them are reported."""
+    assert _pairs(DUS_THEN) == [("q2", "q1")]
+
+
+def test_equal_but_for_backend_config_the_first_time_they_meet():
+    assert _pairs(CONFIG_ONLY) == [("c2", "c1")]
+
+
+def test_a_follower_with_another_operand_is_still_a_follower():
+    """exp(p) + p, twice: the add reads the repeated exp and p itself; it follows."""
+    (f,) = _found(CHAIN2)
+    assert (f.instruction, f.evidence["followers"]) == ("a2", ["b2"])
