@@ -13,6 +13,14 @@ from hloscope.rules.registry import load_rules
 
 RULE = load_rules()["H004"]
 
+# the pair most cases start from: a = x @ w1 and b = x @ w2, by same-shaped weights
+_PAIR = """  x = f32[64,32]{1,0} parameter(0)
+  w1 = f32[32,16]{1,0} parameter(1)
+  w2 = f32[32,16]{1,0} parameter(2)
+  a = f32[64,16]{1,0} dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b = f32[64,16]{1,0} dot(x, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+"""
+
 BUDGET = """// HAND-WRITTEN minimal module
 HloModule m
 ENTRY e {
@@ -37,33 +45,20 @@ ENTRY e {
 }
 """
 
-CONV_DIFF = """// HAND-WRITTEN minimal module
-HloModule m
-ENTRY e {
-  x = f32[8,16,16,4]{3,2,1,0} parameter(0)
-  w1 = f32[1,1,4,4]{3,2,1,0} parameter(1)
-  w2 = f32[1,1,4,4]{3,2,1,0} parameter(2)
-  c1 = f32[8,16,16,4]{3,2,1,0} convolution(x, w1), window={size=1x1}, dim_labels=b01f_01io->b01f
-  c2 = f32[8,16,16,4]{3,2,1,0} convolution(x, w2), window={size=1x1}, dim_labels=f01b_01io->b01f
-  ROOT t = (f32[8,16,16,4]{3,2,1,0}, f32[8,16,16,4]{3,2,1,0}) tuple(c1, c2)
-}
-"""
+# the same, but c2 reads x with its batch and features swapped
+CONV_DIFF = CONV.replace("convolution(x, w2), window={size=1x1}, dim_labels=b01f_01io->b01f",
+                         "convolution(x, w2), window={size=1x1}, dim_labels=f01b_01io->b01f")
 
-GATE_FUSION = """// HAND-WRITTEN minimal module
+GATE_FUSION = f"""// HAND-WRITTEN minimal module
 HloModule m
-silu {
-  p = f32[64,16]{1,0} parameter(0)
-  ROOT s = f32[64,16]{1,0} logistic(p)
-}
-ENTRY e {
-  x = f32[64,32]{1,0} parameter(0)
-  w1 = f32[32,16]{1,0} parameter(1)
-  w2 = f32[32,16]{1,0} parameter(2)
-  a = f32[64,16]{1,0} dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  b = f32[64,16]{1,0} dot(x, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  sa = f32[64,16]{1,0} fusion(a), kind=kLoop, calls=silu
-  ROOT g = f32[64,16]{1,0} multiply(sa, b)
-}
+silu {{
+  p = f32[64,16]{{1,0}} parameter(0)
+  ROOT s = f32[64,16]{{1,0}} logistic(p)
+}}
+ENTRY e {{
+{_PAIR}  sa = f32[64,16]{{1,0}} fusion(a), kind=kLoop, calls=silu
+  ROOT g = f32[64,16]{{1,0}} multiply(sa, b)
+}}
 """
 
 LARGEST = """// HAND-WRITTEN minimal module
@@ -90,30 +85,6 @@ ENTRY e {
 }
 """
 
-RHS = """// HAND-WRITTEN minimal module
-HloModule m
-ENTRY e {
-  x = f32[64,64]{1,0} parameter(0)
-  w1 = f32[8,64]{1,0} parameter(1)
-  w2 = f32[8,64]{1,0} parameter(2)
-  d1 = f32[8,64]{1,0} dot(w1, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  d2 = f32[8,64]{1,0} dot(w2, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}
-  ROOT t = (f32[8,64]{1,0}, f32[8,64]{1,0}) tuple(d1, d2)
-}
-"""
-
-ROWS_ONE_SIDE = """// HAND-WRITTEN minimal module
-HloModule m
-ENTRY e {
-  x = f32[64,32]{1,0} parameter(0)
-  g1 = f32[16,64]{1,0} parameter(1)
-  g2 = f32[16,64]{1,0} parameter(2)
-  d1 = f32[32,16]{1,0} dot(x, g1), lhs_contracting_dims={0}, rhs_contracting_dims={1}
-  d2 = f32[32,16]{1,0} dot(x, g2), lhs_contracting_dims={0}, rhs_contracting_dims={1}
-  ROOT t = (f32[32,16]{1,0}, f32[32,16]{1,0}) tuple(d1, d2)
-}
-"""
-
 THROUGH_MATMUL = """// HAND-WRITTEN minimal module
 HloModule m
 proj {
@@ -133,34 +104,17 @@ ENTRY e {
 }
 """
 
-SCORES_INSIDE = """// HAND-WRITTEN minimal module
+SCORES_INSIDE = f"""// HAND-WRITTEN minimal module
 HloModule m
-scores {
-  p0 = f32[64,16]{1,0} parameter(0)
-  p1 = f32[64,16]{1,0} parameter(1)
-  n = f32[64,16]{1,0} negate(p0)
-  ROOT d = f32[64,64]{1,0} dot(n, p1), lhs_contracting_dims={1}, rhs_contracting_dims={1}
-}
-ENTRY e {
-  x = f32[64,32]{1,0} parameter(0)
-  w1 = f32[32,16]{1,0} parameter(1)
-  w2 = f32[32,16]{1,0} parameter(2)
-  a = f32[64,16]{1,0} dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  b = f32[64,16]{1,0} dot(x, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT s = f32[64,64]{1,0} fusion(a, b), kind=kOutput, calls=scores
-}
-"""
-
-FULL_CONTRACTION = """// HAND-WRITTEN minimal module
-HloModule m
-ENTRY e {
-  x = f32[64,32]{1,0} parameter(0)
-  g1 = f32[64,32]{1,0} parameter(1)
-  g2 = f32[64,32]{1,0} parameter(2)
-  d1 = f32[] dot(x, g1), lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}
-  d2 = f32[] dot(x, g2), lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}
-  ROOT t = (f32[], f32[]) tuple(d1, d2)
-}
+scores {{
+  p0 = f32[64,16]{{1,0}} parameter(0)
+  p1 = f32[64,16]{{1,0}} parameter(1)
+  n = f32[64,16]{{1,0}} negate(p0)
+  ROOT d = f32[64,64]{{1,0}} dot(n, p1), lhs_contracting_dims={{1}}, rhs_contracting_dims={{1}}
+}}
+ENTRY e {{
+{_PAIR}  ROOT s = f32[64,64]{{1,0}} fusion(a, b), kind=kOutput, calls=scores
+}}
 """
 
 VECTOR_FIRST = """// HAND-WRITTEN minimal module
@@ -223,26 +177,31 @@ ENTRY e {
 }
 """
 
-LARGEST2 = """// HAND-WRITTEN minimal module
-HloModule m
-scaled {
-  p0 = bf16[64,32]{1,0} parameter(0)
-  p1 = f32[64,32]{1,0} parameter(1)
-  p2 = f32[32,16]{1,0} parameter(2)
-  c = f32[64,32]{1,0} convert(p0)
-  m = f32[64,32]{1,0} multiply(c, p1)
-  ROOT d = f32[64,16]{1,0} dot(m, p2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}
-ENTRY e {
-  s = bf16[64,32]{1,0} parameter(0)
-  x = f32[64,32]{1,0} parameter(1)
-  w1 = f32[32,16]{1,0} parameter(2)
-  w2 = f32[32,16]{1,0} parameter(3)
-  f1 = f32[64,16]{1,0} fusion(s, x, w1), kind=kOutput, calls=scaled
-  f2 = f32[64,16]{1,0} fusion(s, x, w2), kind=kOutput, calls=scaled
-  ROOT t = (f32[64,16]{1,0}, f32[64,16]{1,0}) tuple(f1, f2)
-}
-"""
+LARGEST2 = (LARGEST.replace("fusion(x, s, w", "fusion(s, x, w")
+            .replace("p0 = f32[64,32]{1,0} parameter(0)\n  p1 = bf16[64,32]{1,0} parameter(1)",
+                     "p0 = bf16[64,32]{1,0} parameter(0)\n  p1 = f32[64,32]{1,0} parameter(1)")
+            .replace("convert(p1)", "convert(p0)").replace("multiply(p0, c)", "multiply(c, p1)"))
+
+
+
+def _two_dots(x: str, w: str, out: str, dims: str, second: str | None = None, x_left: bool = True) -> str:
+    """HAND-WRITTEN minimal module: x multiplied by two same-shaped weights, d1 and d2 (with
+    `dims` as their contracting dims, d2 with `second` where given)."""
+    def dot(k: int, d: str) -> str:
+        ops = f"x, w{k}" if x_left else f"w{k}, x"
+        lhs, rhs = d.split(" ")
+        return f"  d{k} = {out} dot({ops}), lhs_contracting_dims={lhs}, rhs_contracting_dims={rhs}\n"
+    return (f"HloModule m\nENTRY e {{\n  x = {x} parameter(0)\n  w1 = {w} parameter(1)\n"
+            f"  w2 = {w} parameter(2)\n{dot(1, dims)}{dot(2, second or dims)}"
+            f"  ROOT t = ({out}, {out}) tuple(d1, d2)\n}}\n")
+
+
+# x the right operand of both, contracted over dimension 0 in one and 1 in the other
+RHS = _two_dots("f32[64,64]{1,0}", "f32[8,64]{1,0}", "f32[8,64]{1,0}", "{1} {0}", "{1} {1}", x_left=False)
+# x^T g with g contracted over its last dimension
+ROWS_ONE_SIDE = _two_dots("f32[64,32]{1,0}", "f32[16,64]{1,0}", "f32[32,16]{1,0}", "{0} {1}")
+# x . g over both dimensions
+FULL_CONTRACTION = _two_dots("f32[64,32]{1,0}", "f32[64,32]{1,0}", "f32[]", "{0,1} {0,1}")
 
 
 def _found(text: str, **options) -> list:
