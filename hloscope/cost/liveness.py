@@ -48,6 +48,7 @@ from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves,
 from hloscope.cost.memory import MemoryReport
 from hloscope.cost.placement import callee_peak, place_in_outputs
 from hloscope.ir import Computation, Instruction, Module
+from hloscope.ir.opcodes import carried_element
 from hloscope.source import source_of
 
 _SAME = frozenset({"bitcast", "opt-barrier", "add-dependency"})
@@ -253,8 +254,7 @@ class _Walk:
         k = 0
         for e, element in enumerate(elements):
             n = leaf_count(element)
-            carried = (e == 1) if instr.opcode == "copy-start" else (e == 0)
-            if carried:
+            if e == carried_element(instr.opcode):
                 mine = [b for o in operands for b in self.values.get(o.name, [])]
                 if len(mine) == n:
                     for b in fresh[k:k + n]:

@@ -39,7 +39,7 @@ from hloscope.cost.layout import add_first_piece, byte_totals, logical_bytes, sp
 from hloscope.cost.library import is_library_call, library_flops, workspace
 from hloscope.cost.trips import trip_count_from_condition
 from hloscope.ir import Instruction, Module, Shape
-from hloscope.ir.opcodes import OPCODES, async_shorthand
+from hloscope.ir.opcodes import OPCODES, async_shorthand, carried_element
 
 
 @dataclass(slots=True)
@@ -299,9 +299,9 @@ class CostModel:
         elif op == "scatter" and len(shapes) >= 3:
             reads, written = shapes[1:], [shapes[-1]]
         elif op in ("copy-start", "collective-permute-start", "all-gather-start"):
-            # the result tuple carries the operand(s) (copy-start's second element, the
-            # others' first) beside what is written: the destination, the contexts
-            carried = 1 if op == "copy-start" else 0
+            # the result tuple carries the operand(s) beside what is written: the
+            # destination, the contexts
+            carried = carried_element(op)
             written = [e for k, e in enumerate(instr.shape.elements) if k != carried] or [instr.shape]
             if op == "copy-start" and written and split_share(written[0]) < 1:
                 return add_first_piece(self._traffic(c, reads, written[1:]), written[0], written=True)
@@ -408,4 +408,3 @@ class CostModel:
                 total.add(Cost.most(branches), times)
             else:
                 total.add(self.cost(instr), times)
-

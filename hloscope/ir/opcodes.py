@@ -72,6 +72,12 @@ LITERAL_OPCODES = frozenset({"constant", "parameter"})
 ASYNC_PHASES = ("-start", "-update", "-done")
 
 
+def carried_element(opcode: str) -> int:
+    """Which element of an async start's tuple holds the operand(s) it carries: copy-start
+    prints (destination, source, context), the others (operands, results[, contexts])."""
+    return 1 if opcode == "copy-start" else 0
+
+
 def async_shorthand(opcode: str) -> tuple[str, str] | None:
     """(wrapped opcode, phase: start | update | done) of an async shorthand opcode."""
     if opcode in OPCODES:
