@@ -12,6 +12,7 @@ from hloscope.ir import Instruction
 from hloscope.rules.base import MATMUL, Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.helpers import contains_matmul, matmul_unit
 from hloscope.rules.registry import register
+from hloscope.source import source_of
 
 
 def _independent(users: list[Instruction], instructions: list[Instruction],
@@ -129,19 +130,27 @@ def _gated(module, comp, members: list[Instruction]) -> bool:
     both halves out to split them, and XLA's own estimates make it slower (measured in the
     rule's doc), so such pairs are not reported. Results that meet in a matmul (attention's
     q and k) are not a gate."""
-    origin = {m.name: m.name for m in members}  # value -> the member it carries
-    for instr in comp.instructions:  # (in order: operands come first)
-        if instr.name in origin:
+    return _meet(module, comp, {m.name: m.name for m in members}, 0, through_fusions=True)
+
+
+def _meet(module, comp, origin: dict[str, str], depth: int, through_fusions: bool) -> bool:
+    """Whether two of the values `origin` names (value -> the member it carries) reach one
+    elementwise op of `comp`, in order, through ops that keep their elements (not through a
+    matmul), or meet inside a fusion that reads them; `through_fusions`: a fusion with no
+    matmul inside carries its operand too (silu(a) in a fusion of its own)."""
+    origin = dict(origin)
+    for i in comp.instructions:  # (in order: operands come first)
+        if i.name in origin:
             continue
-        came = {origin[o] for o in instr.operands if o in origin}
-        if not came:
+        came = {origin[o] for o in i.operands if o in origin}
+        if not came or i.opcode in MATMUL:
             continue
-        if len(came) >= 2 and (instr.opcode in ELEMENTWISE or _meet_inside(module, instr, origin)):
-            return True
-        if len(came) == 1 and instr.opcode in _CARRY and instr.shape.is_array:
-            origin[instr.name] = next(iter(came))  # (silu(a) in a fusion of its own, a cast)
-        elif len(came) == 1 and instr.opcode == "fusion" and not _has_matmul(module, instr):
-            origin[instr.name] = next(iter(came))
+        if len(came) >= 2:
+            if i.opcode in ELEMENTWISE or _meet_inside(module, i, origin, depth):
+                return True
+        elif (i.opcode in _CARRY and i.shape.is_array) or (
+                through_fusions and i.opcode == "fusion" and not _has_matmul(module, i)):
+            origin[i.name] = next(iter(came))
     return False
 
 
@@ -151,37 +160,24 @@ def _has_matmul(module, fusion: Instruction) -> bool:
     return callee is None or any(i.opcode in MATMUL or i.opcode == "fusion" for i in callee.instructions)
 
 
-def _meet_inside(module, fusion: Instruction, origin: dict[str, str], depth: int = 0) -> bool:
-    """Inside a fusion reading several members: do two of them reach one elementwise op
-    through ops that keep their elements (not through a matmul), in nested fusions too?"""
+def _meet_inside(module, fusion: Instruction, origin: dict[str, str], depth: int) -> bool:
+    """Inside a fusion reading several members: do two of them meet (_meet), in nested
+    fusions too?"""
     if fusion.opcode != "fusion" or not fusion.called_computations or depth > 4:
         return False
     callee = module.by_name.get(fusion.called_computations[0])
     if callee is None:
         return False
-    inner: dict[str, str] = {}  # value -> member, one member per value
-    for i in callee.instructions:
-        if i.opcode == "parameter":
-            o = fusion.operands[i.parameter_number] if i.parameter_number < len(fusion.operands) else None
-            if o in origin:
-                inner[i.name] = origin[o]
-            continue
-        came = {inner[o] for o in i.operands if o in inner}
-        if not came or i.opcode in MATMUL:
-            continue
-        if len(came) >= 2 and (i.opcode in ELEMENTWISE or _meet_inside(module, i, inner, depth + 1)):
-            return True
-        if len(came) == 1 and i.opcode in _CARRY:
-            inner[i.name] = next(iter(came))
-    return False
+    seeds = {p.name: origin[fusion.operands[p.parameter_number]] for p in callee.instructions
+             if p.opcode == "parameter" and p.parameter_number < len(fusion.operands)
+             and fusion.operands[p.parameter_number] in origin}
+    return _meet(module, callee, seeds, depth + 1, through_fusions=False)
 
 
 def _backward(ctx: RuleContext, members: list[Instruction]) -> bool:
     """All members are JAX's transpose of the forward (op_name `transpose(jvp(...))`): weight
     gradients sharing an activation are the forward pair's own transpose; merging is the
     forward's fix, reported there."""
-    from hloscope.source import source_of
-
     return all(parse_op_name(source_of(u, ctx.module).op_name)[0] == "backward" for u in members)
 
 
