@@ -113,7 +113,7 @@ def test_a_chain_into_the_output_holds_it_but_for_the_loop_that_carries_it():
     out = walk.values["r"][0]
     assert walk.buffers[out].kind == "output"
     assert walk.held_from[out] == (steps["a"], walk.values["a"][0])
-    assert _held(walk, out, walk.buffers[out]) == [(steps["a"], steps["l"] - 1),
+    assert _held(walk, out) == [(steps["a"], steps["l"] - 1),
                                                    (steps["l"] + 1, steps["r"] - 1)]
     # a lives in the output's buffer (the TPU compiler writes the chain in place)
     assert walk.buffers[walk.values["a"][0]].kind == "in output"

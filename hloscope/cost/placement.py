@@ -52,7 +52,7 @@ def place_in_outputs(walk: _Walk) -> None:
                   if b.kind == "temp" and b.space == 0 and b.bytes]
     temps.sort(key=lambda t: t[0].defined)  # (then largest first: the sort is stable)
     temps.sort(key=lambda t: t[0].bytes, reverse=True)
-    held = [_held(walk, k, walk.buffers[k]) for k in ids]
+    held = [_held(walk, k) for k in ids]
     best = None
     for order in (range(len(outputs)), sorted(range(len(outputs)), key=lambda k: -outputs[k].defined)):
         placed, moved = _assign(outputs, temps, list(order), held)
@@ -70,12 +70,13 @@ def place_in_outputs(walk: _Walk) -> None:
     _apply(walk, best[1], best[2], "in output")
 
 
-def _held(walk: _Walk, k: int, output) -> list[tuple[int, int]]:
+def _held(walk: _Walk, k: int) -> list[tuple[int, int]]:
     """The step ranges an output's buffer is taken before the output is made: from where a
     value written in place into it (a chain of in-place results) was made, but for the steps
     of the loops that carry that value as their state (inside the body, the state's buffer
     is free between the old value's last read and the new one's write: XLA puts the body's
     temporaries there)."""
+    output = walk.buffers[k]
     start, value = walk.held_from.get(k, (output.defined, k))
     loops = [s for s in range(start, output.defined)
              if walk.comp.instructions[s].opcode == "while"

@@ -19,10 +19,10 @@ from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import CALL_KEYS
 from hloscope.ir.opcodes import LITERAL_OPCODES
-from hloscope.parser.grammar.names import refused
 from hloscope.parser.asyncs import NameUniquer
 from hloscope.parser.errors import ParseError, from_lark
 from hloscope.parser.grammar.infer import CannotInfer, infer
+from hloscope.parser.grammar.names import refused
 from hloscope.parser.grammar.source import lark_parser
 from hloscope.parser.grammar.transform import ValueBuilder, scalar
 from hloscope.parser.reader import READER
@@ -377,8 +377,6 @@ _BLANK = re.compile(r"[^\n]")
 
 def _name(node: Tree) -> str:
     return node.children[0].lstrip("%")
-
-
 
 
 def _braces(node: Any) -> list[Any]:
