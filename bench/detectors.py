@@ -71,9 +71,13 @@ def _figures(fn, specs, device) -> tuple[int, float]:
     from jax.sharding import SingleDeviceSharding
 
     sh = SingleDeviceSharding(device)
-    compiled = fn.lower(*(jax.ShapeDtypeStruct(s, d, sharding=sh) for s, d in specs)).compile()
-    text = compiled.as_text()
-    cycles = sum(int(c) for c in re.findall(r'"estimated_cycles":"(\d+)"', text))
+    return xla_figures(fn.lower(*(jax.ShapeDtypeStruct(s, d, sharding=sh) for s, d in specs)).compile())
+
+
+def xla_figures(compiled) -> tuple[int, float]:
+    """XLA's own figures of a compiled TPU program: the sum of its ops' estimated_cycles, and
+    cost_analysis's bytes accessed (also bench/split_dot.py's)."""
+    cycles = sum(int(c) for c in re.findall(r'"estimated_cycles":"(\d+)"', compiled.as_text()))
     return cycles, float(compiled.cost_analysis().get("bytes accessed", 0.0))
 
 

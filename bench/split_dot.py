@@ -20,23 +20,17 @@ The rule's trigger and help follow this table (rules/H004-split-dot.md).
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "fixtures"))
+sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
 
+from detectors import xla_figures  # noqa: E402
+
 CHIPS = (("v5e:2x2", (1, 4)), ("v5p:2x2x2", (2, 4)), ("v6e:2x2", (1, 4)))
-
-
-def _cycles(text: str) -> int:
-    return sum(int(n) for n in re.findall(r'"estimated_cycles":"(\d+)"', text))
-
-
-def _figures(compiled) -> tuple[int, float]:
-    return _cycles(compiled.as_text()), compiled.cost_analysis()["bytes accessed"]
 
 
 def _qkv(mesh, form: str):
@@ -94,13 +88,13 @@ def rows() -> list[dict]:
         chip = topology.split(":")[0]
         topo = topologies.get_topology_desc(topology_name=topology, platform="tpu")
         mesh = Mesh(np.array(topo.devices).reshape(shape), ("data", "model"))
-        base = _figures(_qkv(mesh, "separate"))
+        base = xla_figures(_qkv(mesh, "separate"))
         for form in ("cat", "stacked"):
-            out.append(_row("qkv (block, model-sharded)", chip, form, base, _figures(_qkv(mesh, form))))
+            out.append(_row("qkv (block, model-sharded)", chip, form, base, xla_figures(_qkv(mesh, form))))
         for train in (False, True):
-            base = _figures(_gate(topo.devices[0], "separate", train))
+            base = xla_figures(_gate(topo.devices[0], "separate", train))
             out.append(_row(f"gate ({'train step' if train else 'forward'})", chip, "stacked", base,
-                            _figures(_gate(topo.devices[0], "stacked", train))))
+                            xla_figures(_gate(topo.devices[0], "stacked", train))))
     return out
 
 
