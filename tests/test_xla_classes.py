@@ -68,8 +68,11 @@ CASES = {
 _CALLED = "neg {\n  q = f32[4] parameter(0)\n  ROOT n = f32[4] negate(q)\n}\n"
 
 
+_REDUCER = "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
+
+
 def _module(body: str, header: str = "") -> str:
-    called = _CALLED if "calls=neg" in body else ""
+    called = (_CALLED if "calls=neg" in body else "") + (_REDUCER if "to_apply=add" in body else "")
     return f"HloModule m{header}\n{called}ENTRY e {{\n  {body}\n}}\n"
 
 
@@ -83,7 +86,7 @@ def _xla(text: str):
 
 
 def _root_shape(printed: str) -> str:
-    m = re.search(r"ROOT \S+ = (\S+)", printed)
+    m = re.search(r"ROOT \S+ = (\S+)", printed[printed.index("ENTRY"):])
     return re.sub(r"\{[^}]*\}$", "", m.group(1))  # (without the layout)
 
 
@@ -108,6 +111,13 @@ def test_the_verdict_and_shape_are_xlas(name, strict):
             re.findall(r"(?m)^\s+(?:ROOT )?%\S+ = ", printed))
 
 
+_ASYNC = ('p = f32[2,3] parameter(0)\n  s = ((f32[2,3]), f32[2,3], u32[]) custom-call-start(p), '
+          'custom_call_target="foo"{start}\n  ROOT d = f32[2,3] custom-call-done(s){done}')
+_ASYNC_UPDATE = ('p = f32[2,3] parameter(0)\n  s = ((f32[2,3]), f32[2,3], u32[]) custom-call-start(p), '
+                 'custom_call_target="foo"\n  u = ((f32[2,3]), f32[2,3], u32[]) custom-call-update(s){update}'
+                 '\n  ROOT d = f32[2,3] custom-call-done(u)')
+_REDUCE = "p = f32[8] parameter(0)\n  ROOT r = f32[8] all-reduce(p), replica_groups={{{{0,1}}}}, to_apply=add{attrs}"
+
 # XLA refuses these; hloscope's default mode is lenient about them, strict mode refuses them
 STRICT_ONLY = {
     "attribute_an_add_does_not_take": ("p = f32[2] parameter(0)\n  ROOT a = f32[2] add(p, p), dimensions={0}",
@@ -130,6 +140,27 @@ STRICT_ONLY = {
     "type_word_as_a_name": ("s1 = f32[2] parameter(0)\n  ROOT n = f32[2] negate(s1)", "expects a name: 's1'"),
     "type_name_with_percent": ("%bf16 = f32[2] parameter(0)\n  ROOT %n = f32[2] negate(%bf16)",
                                "illegal instruction name: bf16"),
+    # an async shorthand's -update and -done take the thread and the common attributes only
+    # (XLA's verifier tests once wrote custom_call_target on them); its -start takes its op's
+    "wrapped_attribute_on_async_done": (_ASYNC.format(start="", done=', custom_call_target="foo"'),
+                                        'unexpected attribute "custom_call_target"'),
+    "wrapped_attribute_on_async_update": (_ASYNC_UPDATE.format(update=', custom_call_target="foo"'),
+                                          'unexpected attribute "custom_call_target"'),
+    "foreign_attribute_on_async_start": (_ASYNC.format(start=", dimensions={0}", done=""),
+                                         'unexpected attribute "dimensions"'),
+    # a reducing collective's global device ids need a channel
+    "global_ids_without_channel": (_REDUCE.format(attrs=", use_global_device_ids=true"),
+                                   "Cannot have use_global_device_ids=true without channel_id"),
+}
+
+ACCEPTED_TWINS = {  # ... and what XLA accepts beside each of them
+    "thread_on_async_done": _ASYNC.format(start=', async_execution_thread="x"', done=', async_execution_thread="x"'),
+    "sharding_on_async_update": _ASYNC_UPDATE.format(update=", sharding={replicated}"),
+    "aliasing_on_async_start": _ASYNC.format(start=", output_to_operand_aliasing={{}: (0, {})}", done=""),
+    "global_ids_with_channel": _REDUCE.format(attrs=", channel_id=1, use_global_device_ids=true"),
+    "global_ids_false_without_channel": _REDUCE.format(attrs=", use_global_device_ids=false"),
+    "all_gather_global_ids_without_channel": ("p = f32[8] parameter(0)\n  ROOT g = f32[16] all-gather(p), "
+                                              "replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true"),
 }
 
 
@@ -191,3 +222,23 @@ def test_a_computation_named_after_a_type_needs_its_percent():
         else:
             with pytest.raises(ParseError, match="expects a name: 'f32'"):
                 parse(text, "m", strict=True)
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED_TWINS))
+@pytest.mark.parametrize("strict", [False, True])
+def test_what_xla_accepts_beside_them_is_accepted(name, strict):
+    text = _module(ACCEPTED_TWINS[name])
+    xla = _xla(text)
+    assert xla is not None, "the twin's label disagrees with XLA"
+    (m,) = parse(text, name, strict=strict)
+    assert str(m.entry.root.shape) == _root_shape(xla.to_string())
+
+
+def test_a_tuple_takes_one_operand_per_element_as_xla_says():
+    for body, wanted, given in (("ROOT t = (f32[2], f32[2]) tuple(p)", 2, 1),
+                                ("ROOT t = (f32[2]) tuple(p, p)", 1, 2), ("ROOT t = () tuple(p)", 0, 1)):
+        text = _module("p = f32[2] parameter(0)\n  " + body)
+        assert _xla(text) is None
+        for strict in (False, True):
+            with pytest.raises(ParseError, match=rf"4:3: error: expects {wanted} operands, but has {given} operands"):
+                parse(text, "tuple", strict=strict)

@@ -1,7 +1,8 @@
 """XLA's own test inputs (#38): the `.hlo` files of openxla/xla's codegen tests and tools,
 copied into fixtures/xla_tests/emitter_tests.hlo with their source path and commit (lit
-RUN/CHECK comment lines dropped), and the modules of its pass tests' `*_test.cc` files in
-fixtures/xla_tests/pass_tests.hlo. XLA's verdict on each is jaxlib's parser's, taken here
+RUN/CHECK comment lines dropped), the modules of its pass tests' `*_test.cc` files in
+fixtures/xla_tests/pass_tests.hlo, and those of its verifier's tests (malformed on purpose,
+for a verifier XLA's parser does not run) in fixtures/xla_tests/verifier_tests.hlo. XLA's verdict on each is jaxlib's parser's, taken here
 through the differential tests' oracle; both modes must give it, and on what XLA accepts,
 XLA's module."""
 
@@ -16,7 +17,7 @@ from oracle import compare, our_view, xla_views
 from hloscope.parser import ParseError, parse
 
 CASE_FILES = [Path(__file__).resolve().parents[1] / "fixtures/xla_tests" / name
-              for name in ("emitter_tests.hlo", "pass_tests.hlo")]
+              for name in ("emitter_tests.hlo", "pass_tests.hlo", "verifier_tests.hlo")]
 _CASE = re.compile(r"^// CASE (\S+) (\S+)@([0-9a-f]{40})$", re.M)
 
 

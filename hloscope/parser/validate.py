@@ -156,6 +156,9 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                     + ("is defined after it (XLA's parser needs callees first)"
                        if called in defined else "does not exist"))
         wanted = OPERAND_COUNTS.get(op)
+        if op == "tuple" and instr.shape.is_tuple and len(instr.operands) != len(instr.shape.elements):
+            raise _Raiser(module, instr, comp, text)(
+                f"expects {len(instr.shape.elements)} operands, but has {len(instr.operands)} operands")
         if wanted is not None and len(instr.operands) != wanted:
             raise _Raiser(module, instr, comp, text)(
                 f"{op} expects {wanted} operand{'s' * (wanted != 1)}, but %{name} has "
@@ -165,11 +168,15 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
             if roots > 1:
                 raise _Raiser(module, instr, comp, text)(f"{comp.name} has more than one ROOT")
         if strict and instr.attrs:
-            allowed = xla_attributes()["opcodes"].get(op)
+            allowed = _allowed(op)
             extra = [k for k in instr.attrs if k not in allowed] if allowed is not None else None
             if extra:
                 raise _Raiser(module, instr, comp, text)(
                     f'unexpected attribute "{extra[0]}". Allowed attributes: ' + ", ".join(allowed))
+            if (op in _GLOBAL_IDS_NEED_CHANNEL and instr.attrs.get("use_global_device_ids") == "true"
+                    and "channel_id" not in instr.attrs):
+                raise _Raiser(module, instr, comp, text)(
+                    "Cannot have use_global_device_ids=true without channel_id")
         if op in _ASYNC_PHASES:
             problem = _generic_async(instr, seen)
             if problem is not None:
@@ -219,6 +226,8 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
 
 
 _ASYNC_PHASES = frozenset({"async-start", "async-update", "async-done"})
+# the reducing collectives, whose global device ids XLA's parser ties to a channel
+_GLOBAL_IDS_NEED_CHANNEL = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
 
 
 @cache
@@ -226,6 +235,20 @@ def xla_attributes() -> dict:
     """The attributes XLA's parser allows: {"module": [...], "opcodes": {opcode: [...]}},
     in XLA's own words (bench/xla_attributes.py asks jaxlib for them)."""
     return json.loads((Path(__file__).parent / "xla_attributes.json").read_text())
+
+
+def _allowed(op: str) -> list[str] | None:
+    """The attributes XLA allows on op. An async shorthand (`custom-call-start`) takes its
+    wrapped op's and the thread's; its -update and -done only the thread and the common ones."""
+    table = xla_attributes()["opcodes"]
+    parts = async_shorthand(op) if op not in table else None
+    if parts is None:
+        return table.get(op)
+    wrapped, phase = parts
+    if phase == "start":
+        own = table.get(wrapped)
+        return None if own is None else sorted({*own, "async_execution_thread"})
+    return [key for key in table["async-done"] if key != "calls"]
 
 
 def _generic_async(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
