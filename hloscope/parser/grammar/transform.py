@@ -282,6 +282,35 @@ class ValueBuilder(Transformer):
                 items.append(x)
         return build_sharding(items, _brace_words)
 
+    def named_axis(self, c: list[Any]) -> tuple[str, int]:
+        return (scalar(c[0]), int(c[1]))
+
+    def named_axes(self, c: list[Any]) -> tuple:
+        return tuple(x for x in c if isinstance(x, tuple))
+
+    def named_ref(self, c: list[Any]) -> tuple[str, int, int]:
+        return (scalar(c[0]), int(c[1]), int(c[2])) if c[1] is not None else (scalar(c[0]), 1, 0)
+
+    def named_dim(self, c: list[Any]) -> tuple:
+        return tuple(x for x in c if isinstance(x, tuple))
+
+    named_refs = named_dim
+
+    def named_sharding(self, c: list[Any]) -> Sharding:
+        from hloscope.ir.named_sharding import named_sharding
+
+        axes, key, devices, *rest = c
+        if key is not None and key != "device_ids":
+            raise ValueError(f"expected device_ids= after the mesh axes, not {key}=")
+        dims = tuple(x for x in rest if isinstance(x, tuple))
+        groups: dict[str, tuple] = {}
+        names = [x for x in rest if isinstance(x, str)]
+        for group, refs in zip(names, dims[len(dims) - len(names):]):
+            if group not in ("manual", "unreduced", "replicated") or group in groups:
+                raise ValueError(f"expected manual=, unreduced= or replicated= once each, not {group}=")
+            groups[group] = refs
+        return named_sharding(axes, devices or (), dims[:len(dims) - len(names)], groups)
+
     def tuple_sharding(self, c: list[Any]) -> Sharding:
         return Sharding("tuple", elements=tuple(x for x in c if isinstance(x, Sharding)))
 
