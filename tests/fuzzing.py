@@ -163,9 +163,31 @@ def long_line(d, r):
     return d + b"\n" + r.choice([b"a", b"{", b"\"", b"("]) * n + b"\n"
 
 
+def drop_shape(d, r):
+    """An instruction printed without its shape: XLA infers it, and so must the parser, or
+    say it cannot (shape inference meets every attribute the mutants make)."""
+    t = d.decode("utf-8", "replace")
+    ms = list(re.finditer(r"(?m)^(\s*(?:ROOT )?%?[\w.\-]+ = )(\S+) (?=[a-z][a-z\-]*\()", t))
+    if not ms:
+        return d
+    m = r.choice(ms)
+    return (t[: m.start(2)] + t[m.end(2) + 1:]).encode()
+
+
+def renumber_attribute(d, r):
+    """An index= or dimensions= value moved past the end (or to the start) of its operand."""
+    t = d.decode("utf-8", "replace")
+    ms = list(re.finditer(r"(?:index|dimensions|iota_dimension|tuple_index)=\{?(\d+)", t))
+    if not ms:
+        return d
+    m = r.choice(ms)
+    return (t[: m.start(1)] + str(r.choice([0, 1, 2, 7, 63])) + t[m.end(1):]).encode()
+
+
 MUTATIONS = [truncate, flip, delete_lines, duplicate_lines, swap_brackets, huge_number,
              deep_nesting, invalid_utf8, empty, binary, unknown_opcode, unknown_attribute,
-             dangling_operand, cycle, duplicate_name, bad_kernel_body, long_line]
+             dangling_operand, cycle, duplicate_name, bad_kernel_body, long_line, drop_shape,
+             renumber_attribute]
 
 
 @dataclass

@@ -242,3 +242,11 @@ def test_a_tuple_takes_one_operand_per_element_as_xla_says():
         for strict in (False, True):
             with pytest.raises(ParseError, match=rf"4:3: error: expects {wanted} operands, but has {given} operands"):
                 parse(text, "tuple", strict=strict)
+
+
+def test_an_index_past_the_tuple_on_a_shapeless_get_tuple_element_is_a_located_error():
+    """XLA's parser aborts the process on this (not asked here); hloscope says where."""
+    text = _module("p = (f32[2], f32[2]) parameter(0)\n  ROOT g = get-tuple-element(p), index=5")
+    for strict in (False, True):
+        with pytest.raises(ParseError, match=r"4:3: error: tuple index 5 out of range for \(f32\[2\], f32\[2\]\)"):
+            parse(text, "gte", strict=strict)

@@ -60,3 +60,36 @@ def test_xlas_verdict_and_module_in_both_modes(name, xla):
     for strict in (False, True):
         (module,) = parse(text, name, strict=strict)
         assert compare(our_view(module), view) == [], f"{name} (strict={strict})"
+
+
+def _all_collected() -> dict[str, str]:
+    """Every module collected from XLA's tests: these files' and the parser tests' cases."""
+    from test_xla_parser_cases import CASES as PARSER_CASES
+
+    return {**CASES, **{f"parser_{k}": text for k, (text, _, _) in PARSER_CASES.items()}}
+
+
+def test_no_collected_module_nor_mutant_of_one_raises_out_of_the_parser():
+    """Each collected module, and three seeded mutants of each (shapes dropped, indices moved
+    past their operand, lines deleted, ...), parses or fails with a located ParseError in both
+    modes; what the default mode accepts goes through every analysis without an exception."""
+    import random
+
+    from fuzzing import MUTATIONS, Outcome, check, drop_shape, renumber_attribute
+
+    rng = random.Random(38)
+    outcome = Outcome()
+    for name, text in sorted(_all_collected().items()):
+        data = text.encode()
+        kinds = [drop_shape, renumber_attribute, rng.choice(MUTATIONS)]
+        for kind, mutant in [("as collected", data)] + [(k.__name__, k(data, rng)) for k in kinds]:
+            check(mutant, name, kind, outcome)
+            try:
+                parse(mutant.decode("utf-8", "replace"), name, strict=True)
+            except ParseError as e:
+                assert e.line >= 1 and e.column >= 1, f"{name} ({kind}): error without a location"
+            except Exception as e:  # noqa: BLE001 - the point: nothing else may escape
+                outcome.crashes.append((name, f"{kind}, strict", repr(e)))
+    assert outcome.cases == 4 * len(_all_collected()) >= 4 * 330
+    assert not outcome.crashes, "\n\n".join(f"{c[0]} ({c[1]}):\n{c[2]}" for c in outcome.crashes[:3])
+    assert outcome.rule_crashes == 0

@@ -40,7 +40,17 @@ def _plain(shape: Shape) -> Shape:
 
 def infer(instr: Instruction, comp: Computation, module: Any = None) -> Shape:
     """The shape XLA infers for an instruction printed without one; `module` (any object
-    with `by_name` computations) for ops whose shape is a called computation's."""
+    with `by_name` computations) for ops whose shape is a called computation's. Attributes
+    that do not fit the operands (an index past a tuple's end, a dimension past the rank)
+    raise CannotInfer, never a bare IndexError."""
+    try:
+        return _infer(instr, comp, module)
+    except (IndexError, KeyError, TypeError) as cause:
+        raise CannotInfer(f"cannot infer the shape of %{instr.name} ({instr.opcode}): its attributes "
+                          f"do not fit its operands ({cause})") from None
+
+
+def _infer(instr: Instruction, comp: Computation, module: Any = None) -> Shape:
     ops = [comp[name].shape for name in instr.operands if name in comp]
     if len(ops) != len(instr.operands):
         raise CannotInfer(f"cannot infer the shape of %{instr.name}: unknown operand")
@@ -97,7 +107,10 @@ def infer(instr: Instruction, comp: Computation, module: Any = None) -> Shape:
     if op == "sort" and ops:
         return ops[0] if len(ops) == 1 else Shape("tuple", elements=tuple(ops))
     if op == "get-tuple-element" and ops and ops[0].is_tuple:
-        return ops[0].elements[int(instr.attrs.get("index", "0"))]
+        index = int(instr.attrs.get("index", "0"))
+        if not 0 <= index < len(ops[0].elements):
+            raise CannotInfer(f"tuple index {index} out of range for {ops[0]}")
+        return ops[0].elements[index]
     if op == "tuple":
         return Shape("tuple", elements=tuple(ops))
     if op == "after-all":
