@@ -23,9 +23,13 @@ TARGETS = {"default_accepts": 0.995, "strict_accepts": 0.99, "strict_rejects": 0
 
 
 def parser_tests() -> dict:
-    """The rates over XLA's own parser tests (tests/test_xla_parser_cases.py's collection),
-    leaving out what jaxlib 0.10.2 predates."""
+    """The rates over every module collected from XLA's own tests: its parser tests
+    (tests/test_xla_parser_cases.py, leaving out what jaxlib 0.10.2 predates; their verdicts
+    are the tests' own) and its emitter, pass and verifier test inputs
+    (tests/test_xla_test_inputs.py; XLA's verdict is jaxlib's parser's, asked here)."""
+    from oracle import xla_views
     from test_xla_parser_cases import CASES
+    from test_xla_test_inputs import CASES as INPUTS
 
     from hloscope.parser import ParseError, parse
 
@@ -37,6 +41,9 @@ def parser_tests() -> dict:
         return True
 
     cases = [(text, verdict) for text, verdict, newer in CASES.values() if not newer]
+    names = sorted(INPUTS)
+    cases += [(INPUTS[n], "reject" if "error" in view else "accept")
+              for n, view in zip(names, xla_views([INPUTS[n] for n in names]))]
     good = [t for t, v in cases if v == "accept"]
     bad = [t for t, v in cases if v == "reject"]
     return {"accepted": len(good), "rejected": len(bad),
@@ -71,7 +78,7 @@ def main() -> int:
     print(f"{'(mutants XLA accepts, default / strict mode)':44} "
           f"{mutated.rates()['default_accepts'] * 100:6.2f}% / {mutated.rates()['strict_accepts'] * 100:.2f}%")
     xla_tests = parser_tests()
-    print(f"XLA's parser tests (fixtures/xla_tests): XLA accepts {xla_tests['accepted']}, default "
+    print(f"XLA's test modules (fixtures/xla_tests): XLA accepts {xla_tests['accepted']}, default "
           f"{xla_tests['default']:.1%}, strict {xla_tests['strict']:.1%}; XLA rejects "
           f"{xla_tests['rejected']}, strict rejects {xla_tests['strict_rejects']:.1%}")
     for line in real.misses + mutated.misses[:10]:

@@ -58,6 +58,26 @@ CASES = {
                                    "custom_call_target=\"foo\", literal=s32[] 7", True),
     "custom_call_literal_tuple": ("p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), "
                                   "custom_call_target=\"foo\", literal=(s32[] 1, (f32[2]{0} {1, 2}))", True),
+    # shapes XLA's parser works out from the attributes (each root printed without a shape)
+    "broadcast_dimensions_as_sizes": ("p = f32[3] parameter(0)\n  ROOT b = broadcast(p), dimensions={1}", True),
+    "broadcast_no_dimensions": ("p = f32[] parameter(0)\n  ROOT b = broadcast(p), dimensions={}", True),
+    "abs_of_complex_is_real": ("p = c64[3] parameter(0)\n  ROOT b = abs(p)", True),
+    "fft_keeps_its_shape": ("p = c64[8,32] parameter(0)\n  ROOT f = fft(p), fft_type=FFT, fft_length={32}", True),
+    "rfft_halves_the_last_dim": ("p = f32[8,32] parameter(0)\n  ROOT f = fft(p), fft_type=RFFT, fft_length={32}", True),
+    "irfft_restores_it": ("p = c64[8,17] parameter(0)\n  ROOT f = fft(p), fft_type=IRFFT, fft_length={32}", True),
+    "scatter_is_its_operand": ("p = f32[8,4] parameter(0)\n  i = s32[2,1] parameter(1)\n  u = f32[2,4] parameter(2)\n"
+                               "  ROOT s = scatter(p, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+                               "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add", True),
+    "gather_batch_and_offsets": ("p = f32[8,4,6] parameter(0)\n  i = s32[2,5,1] parameter(1)\n  ROOT g = gather(p, i), "
+                                 "offset_dims={0,3}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, "
+                                 "slice_sizes={1,4,3}", True),
+    "convolution_same_padding": ("a = f32[1,8,8,3] parameter(0)\n  k = f32[3,3,3,16] parameter(1)\n  ROOT c = "
+                                 "convolution(a, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", True),
+    "convolution_strided_dilated": ("a = f32[2,9,9,3] parameter(0)\n  k = f32[3,3,3,16] parameter(1)\n  ROOT c = "
+                                    "convolution(a, k), window={size=3x3 stride=2x2 rhs_dilate=2x2}, "
+                                    "dim_labels=b01f_01io->bf01", True),
+    "reduce_window_padded_strided": ("p = f32[8,9] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = reduce-window(p, z), "
+                                     "window={size=2x3 stride=2x1 pad=0_1x1_1}, to_apply=add", True),
     # names: a keyword is a name once written with %; `tuple` is no type word to XLA's lexer
     "keyword_name_with_percent": ("%true = f32[2] parameter(0)\n  ROOT %n = f32[2] negate(%true)", True),
     "tuple_as_a_name": ("tuple = f32[2] parameter(0)\n  ROOT n = f32[2] negate(tuple)", True),

@@ -45,7 +45,7 @@ def infer(instr: Instruction, comp: Computation, module: Any = None) -> Shape:
     raise CannotInfer, never a bare IndexError."""
     try:
         return _infer(instr, comp, module)
-    except (IndexError, KeyError, TypeError) as cause:
+    except (IndexError, KeyError, TypeError, StopIteration) as cause:
         raise CannotInfer(f"cannot infer the shape of %{instr.name} ({instr.opcode}): its attributes "
                           f"do not fit its operands ({cause})") from None
 
@@ -121,6 +121,93 @@ def _infer(instr: Instruction, comp: Computation, module: Any = None) -> Shape:
         return ops[1]
     if op == "clamp" and len(ops) == 3:
         return ops[1]
+    if op == "abs" and ops and ops[0].element_type in _COMPLEX_PART:
+        return Shape(_COMPLEX_PART[ops[0].element_type], ops[0].dims, ops[0].dynamic)
     if op in _SAME_AS_OPERAND and ops:
         return ops[0]
+    shaped = _geometry(instr, op, ops)
+    if shaped is not None:
+        return shaped
     raise CannotInfer(f"cannot infer the shape of %{instr.name} ({op}); print its shape explicitly")
+
+
+def _geometry(instr: Instruction, op: str, ops: list[Shape]) -> Shape | None:
+    """Ops whose result XLA's parser works out from their attributes: broadcast (its
+    `dimensions` read as sizes put in front, XLA's old form), fft, scatter, gather,
+    convolution and reduce-window."""
+    if not ops or not all(o.is_array for o in ops):
+        return None
+    first = ops[0]
+    if op == "broadcast" and len(ops) == 1:
+        return _array(first.element_type, tuple(instr.attr("dimensions", ())) + first.dims)
+    if op == "fft" and len(ops) == 1:
+        kind, lengths = str(instr.raw_attr("fft_type") or "FFT"), tuple(instr.attr("fft_length", ()))
+        dims = list(first.dims)
+        if kind == "RFFT" and lengths and first.element_type in _COMPLEX_OF:
+            dims[-1] = lengths[-1] // 2 + 1
+            return _array(_COMPLEX_OF[first.element_type], dims)
+        if kind == "IRFFT" and lengths and first.element_type in _COMPLEX_PART:
+            dims[-1] = lengths[-1]
+            return _array(_COMPLEX_PART[first.element_type], dims)
+        return first if kind in ("FFT", "IFFT") else None
+    if op == "scatter" and len(ops) >= 3 and len(ops) % 2:
+        inputs = ops[: len(ops) // 2]
+        return inputs[0] if len(inputs) == 1 else Shape("tuple", elements=tuple(inputs))
+    if op == "gather" and len(ops) == 2:
+        return _gather(instr, first, ops[1])
+    if op == "convolution" and len(ops) == 2:
+        return _convolution(instr, first, ops[1])
+    if op == "reduce-window" and len(ops) >= 2 and len(ops) % 2 == 0:
+        window = instr.attr("window")
+        inputs, inits = ops[: len(ops) // 2], ops[len(ops) // 2:]
+        dims = _windowed(first.dims, window, base_dilated=True)
+        outs = tuple(_array(i.element_type, dims) for i in inits)
+        return outs[0] if len(outs) == 1 else Shape("tuple", elements=outs)
+    return None
+
+
+def _windowed(dims: tuple[int, ...], window: Any, base_dilated: bool = False) -> list[int]:
+    """Each dimension after a window slides over it: (dilated, padded size - dilated window
+    size) // stride + 1. `base_dilated`: the window's lhs_dilate dilates the base (reduce-window)."""
+    if window is None or len(window.size) != len(dims):
+        raise CannotInfer(f"a window of {len(window.size) if window else 0} dimensions over {len(dims)}")
+    out = []
+    for k, d in enumerate(dims):
+        ld = window.lhs_dilate[k] if window.lhs_dilate else 1
+        rd = window.rhs_dilate[k] if window.rhs_dilate else 1
+        lo, hi = window.pad[k] if window.pad else (0, 0)
+        stride = window.stride[k] if window.stride else 1
+        base = (d - 1) * ld + 1 if d else 0
+        span = (window.size[k] - 1) * rd + 1
+        out.append(max((base + lo + hi - span) // stride + 1, 0))
+    return out
+
+
+def _convolution(instr: Instruction, lhs: Shape, rhs: Shape) -> Shape:
+    labels = str(instr.raw_attr("dim_labels") or "")
+    try:
+        ins, kernel, outs = labels.replace("->", "_").split("_")
+    except ValueError:
+        raise CannotInfer(f"convolution %{instr.name} needs dim_labels to infer its shape") from None
+    spatial = [c for c in ins if c.isdigit()]
+    window = instr.attr("window")
+    sizes = _windowed(tuple(lhs.dims[ins.index(c)] for c in spatial), window) if spatial else []
+    batch_groups = int(instr.attrs.get("batch_group_count", "1"))
+    known = {"b": lhs.dims[ins.index("b")] // batch_groups, "f": rhs.dims[kernel.index("o")]}
+    known.update(zip(spatial, sizes))
+    return _array(lhs.element_type, [known[c] for c in outs])
+
+
+def _gather(instr: Instruction, operand: Shape, indices: Shape) -> Shape:
+    offset_dims = tuple(instr.attr("offset_dims", ()))
+    dropped = set(instr.attr("collapsed_slice_dims", ())) | set(instr.attr("operand_batching_dims", ()))
+    sizes = tuple(instr.attr("slice_sizes", ()))
+    vector_dim = int(instr.attrs.get("index_vector_dim", str(indices.rank)))
+    batch = [n for d, n in enumerate(indices.dims) if d != vector_dim]
+    offsets = [n for d, n in enumerate(sizes) if d not in dropped]
+    if len(offsets) != len(offset_dims):
+        raise CannotInfer(f"gather %{instr.name}: {len(offset_dims)} offset_dims for {len(offsets)} slice dimensions")
+    rank = len(batch) + len(offsets)
+    take_offset, take_batch = iter(offsets), iter(batch)
+    return _array(operand.element_type, [next(take_offset) if d in offset_dims else next(take_batch)
+                                         for d in range(rank)])
