@@ -35,10 +35,10 @@ BROKEN = [
      4, 3, "transpose expects 1 operand, but %b has 2"),
     ("async-chain", "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n"
      "  s = ((f32[8]), f32[4], s32[]) slice-start(p), slice={[0:4]}\n  ROOT d = f32[4] negate-done(s)\n}\n",
-     5, 3, "%d continues a slice (slice-start), not a negate"),
+     5, 3, "Expect async wrapped opcode to be slice, but got negate (%d continues slice-start)"),
     ("async-start-shape", "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n"
      "  s = f32[4] slice-start(p), slice={[0:4]}\n  ROOT d = f32[4] slice-done(s)\n}\n",
-     4, 3, "slice-start expects the shape ((operands), outputs, state)"),
+     4, 3, "AsyncStart expects the op shape to be in the form of ((async-operands), async-outputs, state)"),
     ("two-roots", "HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n  ROOT b = f32[2] negate(a)\n}\n",
      4, 3, "e has more than one ROOT"),
     ("parameter-gap", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(2)\n"

@@ -270,3 +270,32 @@ def test_an_index_past_the_tuple_on_a_shapeless_get_tuple_element_is_a_located_e
     for strict in (False, True):
         with pytest.raises(ParseError, match=r"4:3: error: tuple index 5 out of range for \(f32\[2\], f32\[2\]\)"):
             parse(text, "gte", strict=strict)
+
+
+_START = ('p0 = f32[4] parameter(0)\n  s = ((f32[4]), f32[4], u32[]) custom-call-start(p0), '
+          'custom_call_target="foo"\n')
+ASYNC_WIRING = {
+    "done_of_a_parameter": "p = ((f32[4]), f32[4], u32[]) parameter(0)\n  ROOT d = f32[4] custom-call-done(p)",
+    "update_changing_the_shape": _START + "  u = ((f32[4]), f32[4], s32[]) custom-call-update(s)\n"
+                                          "  ROOT d = f32[4] custom-call-done(u)",
+    "start_with_a_flat_shape": ('p0 = f32[4] parameter(0)\n  s = (f32[4], u32[]) custom-call-start(p0), '
+                                'custom_call_target="foo"\n  ROOT d = f32[4] custom-call-done(s)'),
+    "done_of_another_op": _START + "  ROOT d = f32[4] fusion-done(s)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ASYNC_WIRING))
+def test_async_shorthand_wiring_is_refused_in_xlas_words(name):
+    """The async shorthand (custom-call-start/-update/-done) wired wrongly: both modes refuse
+    it, located, with XLA's own sentence (hloscope adds which op it meant)."""
+    text = _module(ASYNC_WIRING[name])
+    from jaxlib import _hlo
+
+    with pytest.raises(Exception) as xla:
+        _hlo.hlo_module_from_text(text)
+    said = " ".join(str(xla.value).split()).split("error: ", 1)[1]
+    sentence = re.split(r"\.(?: |$)|, but got", said)[0]
+    for strict in (False, True):
+        with pytest.raises(ParseError) as ours:
+            parse(text, name, strict=strict)
+        assert sentence in str(ours.value), (sentence, str(ours.value))

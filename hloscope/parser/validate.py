@@ -312,17 +312,19 @@ def _async(instr: Instruction, seen: dict[str, Instruction], strict: bool) -> st
     if phase == "start":
         shape = instr.shape
         if not (shape.is_tuple and len(shape.elements) >= 2 and shape.elements[0].is_tuple):
-            return (f"{instr.opcode} expects the shape ((operands), outputs, state), "
-                    f"not {instr.shape_text}")
+            return ("AsyncStart expects the op shape to be in the form of ((async-operands), "
+                    f"async-outputs, state), not {instr.shape_text}")
         return None
     source = seen.get(instr.operands[0]) if len(instr.operands) == 1 else None
     before = async_shorthand(source.opcode) if source is not None else None
     if source is None or before is None or before[1] == "done":
-        return f"{instr.opcode} takes one operand, the {wrapped}-start or -update it continues"
+        return ("AsyncUpdate and AsyncDone expect a single async op as their operand "
+                f"(the {wrapped}-start or -update that {instr.opcode} continues)")
     if before[0] != wrapped:
-        return f"%{instr.name} continues a {before[0]} ({source.opcode}), not a {wrapped}"
+        return (f"Expect async wrapped opcode to be {before[0]}, but got {wrapped} "
+                f"(%{instr.name} continues {source.opcode})")
     if phase == "update" and source.shape_text != instr.shape_text:
-        return f"{instr.opcode} must have its operand's shape {source.shape_text}"
+        return f"AsyncUpdate expects the op shape to be the same as the operand shape {source.shape_text}"
     return None
 
 
