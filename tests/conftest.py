@@ -86,3 +86,53 @@ def text_and_json(command: str, *args) -> tuple[list[str], dict]:
     argv = [command, *map(str, args)]
     return runner.invoke(app, argv).output.splitlines(), json.loads(runner.invoke(app, [*argv, "-f", "json"]).output)
 
+
+
+# ---------------------------------------------------------------- the evidence contract
+_EVIDENCE_ITEM = __import__("re").compile(r"^- `([^`]+)`( \([^)]*\))?: ", __import__("re").M)
+
+
+@cache
+def documented_evidence(code: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(keys every finding of `code` carries, keys it carries in some cases) from the rule's
+    doc (rules/<code>-*.md, "## Evidence"); None for a code with no such section."""
+    from hloscope.rules.registry import load_rules
+
+    rule = load_rules().get(code)
+    doc = rule.doc() if rule is not None else ""
+    if "## Evidence" not in doc:
+        return None
+    section = doc.split("## Evidence", 1)[1].split("\n## ", 1)[0]
+    items = _EVIDENCE_ITEM.findall(section)
+    return (frozenset(k for k, case in items if not case), frozenset(k for k, case in items if case))
+
+
+def evidence_problems(finding) -> list[str]:
+    """What a finding's evidence says that its rule's doc does not (or leaves out)."""
+    documented = documented_evidence(finding.code)
+    if documented is None:
+        return []
+    always, sometimes = documented
+    keys = set(finding.evidence)
+    return ([f"{finding.code}: evidence key {k!r} is not in its doc" for k in sorted(keys - always - sometimes)]
+            + [f"{finding.code}: evidence lacks {k!r}, which its doc says every finding has"
+               for k in sorted(always - keys)])
+
+
+@pytest.fixture(autouse=True)
+def _evidence_is_as_documented(monkeypatch):
+    """Every finding any test makes carries the evidence its rule's doc lists: the keys are a
+    contract (JSON and SARIF consumers read them), checked wherever a rule fires."""
+    from hloscope.rules.base import Rule
+
+    made = []
+    original = Rule.finding
+
+    def finding(self, *args, **kwargs):
+        made.append(f := original(self, *args, **kwargs))
+        return f
+
+    monkeypatch.setattr(Rule, "finding", finding)
+    yield
+    problems = sorted({p for f in made for p in evidence_problems(f)})
+    assert not problems, "\n".join(problems)

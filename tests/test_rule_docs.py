@@ -58,3 +58,16 @@ def test_rules_command_lists_every_rule():
     res = CliRunner().invoke(app, ["rules"])
     for code, rule in RULES.items():
         assert f"{code}  {rule.name}" in res.stdout
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_doc_lists_the_evidence_a_finding_carries(code):
+    """Every rule documents its findings' evidence keys; tests/conftest.py then holds every
+    finding any test makes to that list (an undocumented or missing key fails the test)."""
+    from conftest import documented_evidence
+
+    documented = documented_evidence(code)
+    assert documented is not None, f"{code}'s doc has no ## Evidence section"
+    always, sometimes = documented
+    assert always | sometimes, f"{code}'s ## Evidence lists no key"
+    assert not always & sometimes
