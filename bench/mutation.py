@@ -206,7 +206,10 @@ def run(package: str, mutmut: list[str], keep: bool = False) -> dict:
               "score": killed / ran if ran else None, "seconds": round(seconds),
               "exit": done.returncode, "tail": done.stdout[-400:] + done.stderr[-400:]}
     diffs = _diffs(repo, mutmut, survived)
-    _write(record, diffs)
+    wording = sorted(n for n in survived if is_wording(diffs.get(n, "")))
+    record["wording_only"] = len(wording)
+    record["score_without_wording"] = killed / (ran - len(wording)) if ran - len(wording) else None
+    _write(record, diffs, set(wording))
     if not keep:
         shutil.rmtree(work, ignore_errors=True)
     return record
@@ -237,17 +240,50 @@ def _diffs(repo: Path, mutmut: list[str], names: list[str]) -> dict[str, str]:
         return {n: f"(no diff: {done.stderr.strip()[-200:]})" for n in names}
 
 
-def _write(record: dict, diffs: dict[str, str]) -> None:
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+
+
+_FIELDS = re.compile(r"\{[^{}]*\}")
+
+
+def is_wording(diff: str) -> bool:
+    """Whether a mutant only rewords prose: its removed and added lines are the same once
+    string literals are blanked, and every literal it changes holds a space (a sentence of a
+    message or help text; a key, opcode or name has none, and changing one is behaviour)."""
+    old = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    new = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    if not old or len(old) != len(new):
+        return False
+    for a, b in zip(old, new):
+        if _STRING.sub('""', a) != _STRING.sub('""', b):
+            return False
+        pairs = [(x, y) for x, y in zip(_STRING.findall(a), _STRING.findall(b)) if x != y]
+        if not pairs or not all(" " in x.strip("\"'") for x, _ in pairs):
+            return False
+        if any(_FIELDS.findall(x) != _FIELDS.findall(y) for x, y in pairs):
+            return False  # (an f-string's expression changed: behaviour)
+    return True
+
+
+def _write(record: dict, diffs: dict[str, str], wording: set[str] = frozenset()) -> None:
     OUT.mkdir(exist_ok=True)
     score = f"{record['score']:.1%}" if record["score"] is not None else "-"
+    behaviour = record.get("score_without_wording")
     lines = [f"# Mutation score: {record['package']}", "",
              f"Sources: {', '.join(record['sources'])}; tests: {', '.join(record['tests'])}.", "",
              f"{record['mutants']} mutants: {record['killed']} killed, {record['survived']} survived "
              f"(score {score}); states {record['states']}; {record['seconds']} s "
-             f"(`python3 bench/mutation.py {record['package']}`).", "", "## Survivors", ""]
+             f"(`python3 bench/mutation.py {record['package']}`).", "",
+             f"Of the survivors, {len(wording)} only reword a message or help sentence (a changed string "
+             "literal with a space in it, nothing else): accepted, as wording is not behaviour. Without "
+             f"them the score is {behaviour:.1%}." if behaviour is not None else "", "",
+             "## Survivors that change behaviour", ""]
     for name, text in diffs.items():
+        if name in wording:
+            continue
         body = re.sub(r"\n{3,}", "\n\n", text.strip())
         lines += [f"### {name}", "", "```diff", body, "```", ""]
+    lines += ["## Survivors that only reword", "", ", ".join(f"`{n}`" for n in sorted(wording)) or "(none)", ""]
     (OUT / f"{record['package']}.md").write_text("\n".join(lines), encoding="utf-8")
     (OUT / f"{record['package']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
@@ -271,8 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         r = run(name, ns.mutmut.split(), ns.keep)
         score = f"{r['score']:.1%}" if r["score"] is not None else "-"
+        behaviour = r.get("score_without_wording")
         print(f"{name:10} {r['mutants']:5} mutants  {r['killed']:5} killed  {r['survived']:5} survived  "
-              f"score {score}  ({r['seconds']} s)", flush=True)
+              f"score {score}, {behaviour:.1%} without {r['wording_only']} rewordings  ({r['seconds']} s)"
+              if behaviour is not None else f"score {score}", flush=True)
     return 0
 
 

@@ -460,3 +460,95 @@ def test_t001_reads_a_trace_without_kernel_views(matmul):
     bare = SimpleNamespace(get=index.get, stats=index.stats)  # (a trace with no TPU kernel views)
     (f,) = _check("T001", matmul, bare)
     assert f.instruction == "fusion"
+
+
+# ----------------------------------------------------------------- thresholds at equality, as the docs word them
+# (T001: a ratio "from which" a warning is given, ops "faster than" min_seconds ignored, a
+# launch floor an op's bound is "under"; T003: durations "at or above" min_seconds; T005/T007:
+# runs "shorter"/"less" than min_seconds left alone). Each option is set to the exact figure the
+# rule compares it with, read from the stats as the rule reads them.
+
+def test_t001_at_exactly_its_ratio_and_minimum_time_an_op_is_reported(matmul):
+    s = _stats(matmul, "fusion", 1.5 * MATMUL_BOUND)
+    mean = s.mean_ns * 1e-9
+    bound = max(op_times(CostModel(matmul), V5E, matmul.entry.by_name["fusion"]))
+    (f,) = _check("T001", matmul, _index(matmul, s), warning_ratio=mean / bound)
+    assert f.severity is Severity.WARNING
+    assert len(_check("T001", matmul, _index(matmul, s), min_seconds=mean)) == 1
+    assert _check("T001", matmul, _index(matmul, s), min_seconds=mean * (1 + 1e-9)) == []
+
+
+def test_t001_an_op_at_the_launch_floor_or_at_four_times_it_is_not_launch_bound():
+    m = _module("rules/H010/f32_default_h100.hlo.txt")
+    h100 = get_chip("h100")
+    bound, instr = _under_launch_floor(m, h100)[0]
+    s = _stats(m, instr.name, 12e-6, count=3, category="matmul", opcode=instr.opcode)
+    mean = s.mean_ns * 1e-9
+    (under,) = _check("T001", m, _index(m, s), chip=h100, launch_floor_seconds=bound * (1 + 1e-9))
+    assert "launch-bound" in under.message
+    (at_floor,) = _check("T001", m, _index(m, s), chip=h100, launch_floor_seconds=bound)
+    assert "launch-bound" not in at_floor.message
+    (at_four,) = _check("T001", m, _index(m, s), chip=h100, launch_floor_seconds=mean / 4)
+    assert "launch-bound" not in at_four.message
+
+
+def test_t003_a_done_at_exactly_min_seconds_is_reported():
+    m = _module("rules/H008/exposed_permute_v5p.hlo.txt")
+    done = next(i for i in m.entry.instructions if i.opcode == "collective-permute-done")
+    s = _stats(m, done.name, 3e-6, category="collective", opcode=done.opcode)
+    assert len(_check("T003", m, _index(m, s), chip=get_chip("v5p"), min_seconds=s.mean_ns * 1e-9)) == 1
+
+
+def test_t005_and_t007_keep_a_kernel_whose_time_is_exactly_min_seconds(kernel_module):
+    m = kernel_module
+    assert len(_check("T005", m, _kernel_index(m, 4, 40e-6, {"dma wait": 20e-6}), min_seconds=40e-6)) == 1
+    idx = _kernel_index(m, 2, 6 * KERNEL_BOUND)  # (3x its bound per run)
+    assert len(_check("T007", m, idx, min_seconds=6 * KERNEL_BOUND / 2)) == 1
+
+
+def _t006_on(module, index, ops_of):
+    """T006 over a context whose decoded kernels' op counts are `ops_of(kernel)`."""
+    from dataclasses import replace
+
+    ctx = RuleContext(module, V5E, trace=index)
+    ctx.kernels = [replace(k, summary=replace(k.summary, ops=ops_of(k))) for k in ctx.kernels]
+    rule_cls = load_rules()["T006"]
+    return list(rule_cls().check_module(ctx))
+
+
+def test_t006_counts_a_vector_contraction_as_a_matmul_and_judges_every_kernel(kernel_module, two_kernels):
+    """Older Mosaic lowers jnp.dot in a kernel to vector.contract, not tpu.matmul: the kernel
+    still multiplies matrices. And a kernel with no matmul is skipped, the next one judged."""
+    low = {"runs": 2, "seconds": 300e-6, "counters": {"MXU": 10.0}}
+    idx = _kernel_index(kernel_module, 2, 300e-6, counters={"MXU": 10.0})
+    (f,) = _t006_on(kernel_module, idx, lambda k: {"vector.contract": 1, "vector.load": 3})
+    assert f.evidence["matmul_ops"] == {"vector.contract": 1}
+    assert _t006_on(kernel_module, idx, lambda k: {"vector.load": 3, "arith.addf": 1}) == []
+    m = two_kernels
+    first, second = [i.name for i in m.entry.instructions if i.opcode == "custom-call"]
+    (g,) = _t006_on(m, _kernels(m, low, low),
+                    lambda k: {"tpu.matmul": 1} if k.instruction.name == second else {"vector.load": 3})
+    assert g.instruction == second
+
+
+def test_t003_reports_a_generic_async_done_and_not_other_dones():
+    """The generic async form (async-start/async-done wrapping a collective, as XLA prints
+    some async collectives) is communication too; a copy-done is not. HAND-WRITTEN module."""
+    from hloscope.parser import parse
+
+    (m,) = parse("""HloModule m
+ag {
+  q = f32[8] parameter(0)
+  ROOT g = f32[32] all-gather(q), replica_groups={{0,1,2,3}}, dimensions={0}
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  s = ((f32[8]), f32[32], u32[]) async-start(p), calls=ag
+  ROOT d = f32[32] async-done(s), calls=ag
+}
+""", "generic_async")
+    done = _stats(m, "d", 5e-6, category="collective", opcode="async-done")
+    (f,) = _check("T003", m, _index(m, done), chip=get_chip("v5p"))
+    assert f.instruction == "d"
+    start = _stats(m, "s", 5e-6, category="collective", opcode="async-start")
+    assert _check("T003", m, _index(m, start), chip=get_chip("v5p")) == []
