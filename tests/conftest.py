@@ -96,9 +96,9 @@ _EVIDENCE_ITEM = __import__("re").compile(r"^- `([^`]+)`( \([^)]*\))?: ", __impo
 def documented_evidence(code: str) -> tuple[frozenset[str], frozenset[str]] | None:
     """(keys every finding of `code` carries, keys it carries in some cases) from the rule's
     doc (rules/<code>-*.md, "## Evidence"); None for a code with no such section."""
-    from hloscope.rules.registry import load_rules
+    from hloscope.rules.registry import REGISTRY  # (not load_rules: it would load plugins anew)
 
-    rule = load_rules().get(code)
+    rule = REGISTRY.get(code)
     doc = rule.doc() if rule is not None else ""
     if "## Evidence" not in doc:
         return None
