@@ -82,7 +82,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                                     "tests/test_rule_docs.py", "tests/test_guards.py",
                                     "tests/test_advice.py", "tests/test_trace.py",
                                     "tests/test_tpu_profile.py", "tests/test_gpu_capture.py",
-                                    "tests/test_config_parts.py"]),
+                                    "tests/test_config_parts.py", "tests/test_trace_rules_parts.py",
+                                    "tests/test_split_dot_parts.py", "tests/test_duplicates_parts.py"]),
     # the rules' configuration and baseline files (the rules package's next survivor groups)
     "rules_config": (["hloscope/rules/config.py", "hloscope/rules/baseline.py"],
                      ["tests/test_config_parts.py", "tests/test_lint_engine.py"]),
