@@ -299,3 +299,15 @@ def test_async_shorthand_wiring_is_refused_in_xlas_words(name):
         with pytest.raises(ParseError) as ours:
             parse(text, name, strict=strict)
         assert sentence in str(ours.value), (sentence, str(ours.value))
+
+
+def test_a_replica_or_partition_id_that_is_not_u32_scalar_is_a_located_error():
+    """XLA's parser aborts the process on `(u32[], u32[]) replica-id()` (a module in its
+    collective-permute decomposer's tests; not asked here); hloscope says where, in XLA's words."""
+    for op, shape in (("replica-id", "(u32[], u32[])"), ("partition-id", "s32[]"), ("replica-id", "u32[2]")):
+        text = _module(f"ROOT r = {shape} {op}()")
+        for strict in (False, True):
+            with pytest.raises(ParseError, match=rf"3:3: error: HloInstruction {op} must have a shape of u32\[\]"):
+                parse(text, op, strict=strict)
+    (m,) = parse(_module("ROOT r = u32[]{:T(128)} replica-id()"), "laid out")
+    assert m.entry.root.opcode == "replica-id"

@@ -156,6 +156,10 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                     + ("is defined after it (XLA's parser needs callees first)"
                        if called in defined else "does not exist"))
         wanted = OPERAND_COUNTS.get(op)
+        if op in ("replica-id", "partition-id") and not (instr.shape.is_array and instr.shape.rank == 0
+                                                         and instr.shape.element_type == "u32"):
+            raise _Raiser(module, instr, comp, text)(  # (XLA's parser aborts on it)
+                f"HloInstruction {op} must have a shape of u32[], but {instr.shape_text} is specified")
         if op == "tuple" and instr.shape.is_tuple and len(instr.operands) != len(instr.shape.elements):
             raise _Raiser(module, instr, comp, text)(
                 f"expects {len(instr.shape.elements)} operands, but has {len(instr.operands)} operands")
