@@ -160,6 +160,9 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                                                          and instr.shape.element_type == "u32"):
             raise _Raiser(module, instr, comp, text)(  # (XLA's parser aborts on it)
                 f"HloInstruction {op} must have a shape of u32[], but {instr.shape_text} is specified")
+        if op == "tuple" and not instr.shape.is_tuple:
+            raise _Raiser(module, instr, comp, text)(  # (XLA's parser aborts on it)
+                f"Expected a tuple shape. Got {instr.shape_text}")
         if op == "tuple" and instr.shape.is_tuple and len(instr.operands) != len(instr.shape.elements):
             raise _Raiser(module, instr, comp, text)(
                 f"expects {len(instr.shape.elements)} operands, but has {len(instr.operands)} operands")
@@ -300,7 +303,7 @@ class _Raiser:
 
 
 _SHAPE_CHECKED = BINARY_SAME_SHAPE | {
-    "dot", "convolution", "reduce", "transpose", "broadcast", "reverse", "get-tuple-element"}
+    "dot", "convolution", "reduce", "transpose", "broadcast", "reverse", "get-tuple-element", "reshape"}
 
 
 _GENERIC_ASYNC = {"async-start": "start", "async-update": "update", "async-done": "done"}
@@ -343,6 +346,12 @@ def _shapes(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
     """The message of the first shape inconsistency of instr, if any."""
     op = instr.opcode
     n = len(instr.operands)
+    if op == "reshape" and n == 1:  # (XLA's parser aborts on a count that differs)
+        src, out = seen[instr.operands[0]].shape, instr.shape
+        if (src.is_array and out.is_array and not any(src.dynamic) and not any(out.dynamic)
+                and src.num_elements != out.num_elements):
+            return (f"reshape %{instr.name}: the result {out} has {out.num_elements} elements, "
+                    f"its operand %{instr.operands[0]} {src} has {src.num_elements}")
     if op in BINARY_SAME_SHAPE:
         if n != 2:
             return f"{op} takes 2 operands, %{instr.name} has {n}"
