@@ -326,3 +326,36 @@ def test_shapes_xlas_parser_aborts_on_are_located_errors(body, message):
             parse(_module(body), "abort", strict=strict)
     (m,) = parse(_module("p = f32[<=4,3] parameter(0)\n  ROOT r = f32[<=12] reshape(p)"), "dynamic")
     assert m.entry.root.shape.dims == (12,)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("p = f32[4] parameter(0)\n  ROOT r = (f32[4], s32[]) negate(p)",
+     r"negate %r makes an array, but its shape is the tuple \(f32\[4\], s32\[\]\)"),
+    ("p = f32[4,2] parameter(0)\n  ROOT r = (f32[2,4]) transpose(p), dimensions={1,0}",
+     r"transpose %r makes an array, but its shape is the tuple"),
+    ("p = (f32[4], s32[]) parameter(0)\n  ROOT r = f32[4] add(p, p)",
+     r"add %r works on arrays, but its operand %p is the tuple \(f32\[4\], s32\[\]\)"),
+    ("p = (f32[4], s32[]) parameter(0)\n  ROOT g = (f32[2], s32[]) get-tuple-element(p), index=0",
+     r"get-tuple-element %g is \(f32\[2\], s32\[\]\), but element 0 of %p is f32\[4\]"),
+    ("p = (f32[4], s32[]) parameter(0)\n  ROOT g = s32[2] get-tuple-element(p), index=1",
+     r"get-tuple-element %g is s32\[2\], but element 1 of %p is s32\[\]"),
+])
+def test_shapes_xlas_verifier_refuses_are_refused_in_both_modes(body, message):
+    """HAND-WRITTEN modules. XLA's parser takes each of these ops alone, but its verifier
+    refuses them and its parser can abort the process once such a value is used (shapes swapped
+    in the corpus's modules found them). hloscope refuses them in both modes, located, as it
+    does `add` operands that disagree with the result: its analyses need consistent shapes."""
+    for strict in (False, True):
+        with pytest.raises(ParseError, match=r"\d:3: error: " + message):
+            parse(_module(body), "verifier", strict=strict)
+
+
+def test_a_tuple_select_and_a_tuple_copy_stay_accepted():
+    """What the checks above leave alone, as XLA does: select on tuples, a copy of a tuple."""
+    for body in ("a = (f32[], f32[]) parameter(0)\n  b = (f32[], f32[]) parameter(1)\n  c = pred[] parameter(2)\n"
+                 "  ROOT s = (f32[], f32[]) select(c, a, b)",
+                 "a = (f32[2], s32[]) parameter(0)\n  ROOT c = (f32[2], s32[]) copy(a)",
+                 "a = (f32[2]{0}, s32[]) parameter(0)\n  ROOT g = f32[2]{0} get-tuple-element(a), index=0"):
+        assert _xla(_module(body)) is not None
+        for strict in (False, True):
+            parse(_module(body), "kept", strict=strict)

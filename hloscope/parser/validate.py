@@ -206,11 +206,10 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                 raise _Raiser(module, instr, comp, text)(
                     f"parameter {number} is defined twice in {comp.name}")
             params[number] = instr
-        elif op in UNARY_ELEMENTWISE:
-            if len(instr.operands) != 1:
-                raise _Raiser(module, instr, comp, text)(
-                    f"{op} takes 1 operand, %{name} has {len(instr.operands)}")
-        elif op in _SHAPE_CHECKED:
+        elif op in UNARY_ELEMENTWISE and len(instr.operands) != 1:
+            raise _Raiser(module, instr, comp, text)(
+                f"{op} takes 1 operand, %{name} has {len(instr.operands)}")
+        if op in _SHAPE_CHECKED:
             # the verdict rests on texts only, and dumps repeat them layer after layer
             # (attributes the line scanner split have no attr_text: no key)
             key = (op, instr.shape_text, instr.attr_text, *[seen[o].shape_text for o in instr.operands]
@@ -302,7 +301,14 @@ class _Raiser:
         return _error(msg, self.module, self.instr, self.comp, self.text)
 
 
-_SHAPE_CHECKED = BINARY_SAME_SHAPE | {
+# ops whose result is an array: a tuple shape on one, or a tuple operand to an elementwise op,
+# is refused by XLA's verifier (its parser takes the op alone, and can abort the process when
+# such a value is used: found by swapping shapes in the corpus's modules)
+_ELEMENTWISE = (UNARY_ELEMENTWISE - {"copy"}) | BINARY_SAME_SHAPE
+_ARRAY_RESULT = _ELEMENTWISE | {
+    "reshape", "slice", "transpose", "select", "broadcast", "dynamic-slice", "dynamic-update-slice",
+    "concatenate", "pad", "compare", "clamp", "reverse", "dot", "convolution", "gather"}
+_SHAPE_CHECKED = _ARRAY_RESULT | {
     "dot", "convolution", "reduce", "transpose", "broadcast", "reverse", "get-tuple-element", "reshape"}
 
 
@@ -346,6 +352,14 @@ def _shapes(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
     """The message of the first shape inconsistency of instr, if any."""
     op = instr.opcode
     n = len(instr.operands)
+    if op in _ARRAY_RESULT and instr.shape.is_tuple and not (
+            op == "select" and n == 3 and seen[instr.operands[1]].shape.is_tuple):
+        return f"{op} %{instr.name} makes an array, but its shape is the tuple {instr.shape}"
+    if op in _ELEMENTWISE:
+        tuple_operand = next((o for o in instr.operands if seen[o].shape.is_tuple), None)
+        if tuple_operand is not None:
+            return (f"{op} %{instr.name} works on arrays, but its operand %{tuple_operand} is the "
+                    f"tuple {seen[tuple_operand].shape}")
     if op == "reshape" and n == 1:  # (XLA's parser aborts on a count that differs)
         src, out = seen[instr.operands[0]].shape, instr.shape
         if (src.is_array and out.is_array and not any(src.dynamic) and not any(out.dynamic)
@@ -385,4 +399,14 @@ def _shapes(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
             return f"get-tuple-element of %{instr.operands[0]}, which is not a tuple ({src})"
         if index is None or not 0 <= index < len(src.elements):
             return f"tuple index {instr.raw_attr('index')} out of range for {src}"
+        if _unlaid(src.elements[index]) != _unlaid(instr.shape):
+            return (f"get-tuple-element %{instr.name} is {instr.shape}, but element {index} of "
+                    f"%{instr.operands[0]} is {src.elements[index]}")
     return None
+
+
+def _unlaid(shape) -> tuple:
+    """A shape without its layout: (type, dims) of an array, its elements' of a tuple."""
+    if shape.is_tuple:
+        return ("tuple", tuple(_unlaid(e) for e in shape.elements))
+    return (shape.element_type, shape.dims)
