@@ -335,6 +335,8 @@ def test_shapes_xlas_parser_aborts_on_are_located_errors(body, message):
      r"transpose %r makes an array, but its shape is the tuple"),
     ("p = (f32[4], s32[]) parameter(0)\n  ROOT r = f32[4] add(p, p)",
      r"add %r works on arrays, but its operand %p is the tuple \(f32\[4\], s32\[\]\)"),
+    ("p = (f32[4], s32[]) parameter(0)\n  ROOT r = f32[4] reshape(p)",
+     r"reshape %r works on arrays, but its operand %p is the tuple"),
     ("p = (f32[4], s32[]) parameter(0)\n  ROOT g = (f32[2], s32[]) get-tuple-element(p), index=0",
      r"get-tuple-element %g is \(f32\[2\], s32\[\]\), but element 0 of %p is f32\[4\]"),
     ("p = (f32[4], s32[]) parameter(0)\n  ROOT g = s32[2] get-tuple-element(p), index=1",

@@ -304,8 +304,7 @@ class _Raiser:
 # ops whose result is an array: a tuple shape on one, or a tuple operand to an elementwise op,
 # is refused by XLA's verifier (its parser takes the op alone, and can abort the process when
 # such a value is used: found by swapping shapes in the corpus's modules)
-_ELEMENTWISE = (UNARY_ELEMENTWISE - {"copy"}) | BINARY_SAME_SHAPE
-_ARRAY_RESULT = _ELEMENTWISE | {
+_ARRAY_RESULT = (UNARY_ELEMENTWISE - {"copy"}) | BINARY_SAME_SHAPE | {
     "reshape", "slice", "transpose", "select", "broadcast", "dynamic-slice", "dynamic-update-slice",
     "concatenate", "pad", "compare", "clamp", "reverse", "dot", "convolution", "gather"}
 _SHAPE_CHECKED = _ARRAY_RESULT | {
@@ -355,7 +354,7 @@ def _shapes(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
     if op in _ARRAY_RESULT and instr.shape.is_tuple and not (
             op == "select" and n == 3 and seen[instr.operands[1]].shape.is_tuple):
         return f"{op} %{instr.name} makes an array, but its shape is the tuple {instr.shape}"
-    if op in _ELEMENTWISE:
+    if op in _ARRAY_RESULT and not (op == "select" and instr.shape.is_tuple):
         tuple_operand = next((o for o in instr.operands if seen[o].shape.is_tuple), None)
         if tuple_operand is not None:
             return (f"{op} %{instr.name} works on arrays, but its operand %{tuple_operand} is the "
