@@ -452,3 +452,100 @@ ENTRY e {
 """
     (m,) = parse(text, "m")
     assert memory(m).temp_peak_bytes == 512 * 1024 * 4
+
+
+GPU_FUSIONS_MORE = """sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+reduced_and_scaled {
+  p0 = f32[8,128]{1,0} parameter(0)
+  z = f32[] constant(0)
+  r = f32[8]{0} reduce(p0, z), dimensions={1}, to_apply=sum
+  n = f32[8,128]{1,0} negate(p0)
+  ROOT t = (f32[8]{0}, f32[8,128]{1,0}) tuple(r, n)
+}
+
+updated {
+  p0 = f32[8,128]{1,0} parameter(0)
+  p1 = f32[1,128]{1,0} parameter(1)
+  i = s32[] constant(0)
+  ROOT d = f32[8,128]{1,0} dynamic-update-slice(p0, p1, i, i)
+}
+
+updated_and_read {
+  p0 = f32[8,128]{1,0} parameter(0)
+  p1 = f32[1,128]{1,0} parameter(1)
+  i = s32[] constant(0)
+  d = f32[8,128]{1,0} dynamic-update-slice(p0, p1, i, i)
+  n = f32[8,128]{1,0} negate(p0)
+  ROOT t = (f32[8,128]{1,0}, f32[8,128]{1,0}) tuple(d, n)
+}
+
+updated_beside_other = {
+}
+"""
+GPU_FUSIONS_MORE = GPU_FUSIONS_MORE.replace("updated_beside_other = {\n}\n", """updated_beside_other {
+  p0 = f32[8,128]{1,0} parameter(0)
+  p1 = f32[1,128]{1,0} parameter(1)
+  p2 = f32[8,128]{1,0} parameter(2)
+  i = s32[] constant(0)
+  d = f32[8,128]{1,0} dynamic-update-slice(p0, p1, i, i)
+  n = f32[8,128]{1,0} negate(p2)
+  ROOT t = (f32[8,128]{1,0}, f32[8,128]{1,0}) tuple(d, n)
+}
+
+transposed {
+  p0 = f32[8,128]{1,0} parameter(0)
+  ROOT t = f32[128,8]{1,0} transpose(p0), dimensions={1,0}
+}
+
+broadcast_in {
+  p0 = f32[8]{0} parameter(0)
+  ROOT b = f32[8,128]{1,0} broadcast(p0), dimensions={0}
+}
+
+ENTRY e {
+  x = f32[8,128]{1,0} parameter(0)
+  u = f32[1,128]{1,0} parameter(1)
+  v = f32[8]{0} parameter(2)
+  y = f32[8,128]{1,0} negate(x)
+  rs = (f32[8]{0}, f32[8,128]{1,0}) fusion(y), kind=kInput, calls=reduced_and_scaled
+  up = f32[8,128]{1,0} fusion(y, u), kind=kLoop, calls=updated
+  ur = (f32[8,128]{1,0}, f32[8,128]{1,0}) fusion(y, u), kind=kLoop, calls=updated_and_read
+  uo = (f32[8,128]{1,0}, f32[8,128]{1,0}) fusion(y, u, x), kind=kLoop, calls=updated_beside_other
+  tr = f32[128,8]{1,0} fusion(y), kind=kLoop, calls=transposed
+  ROOT bc = f32[8,128]{1,0} fusion(v), kind=kLoop, calls=broadcast_in
+}
+""")
+
+
+def test_gpu_fusion_sharing_by_the_rules_branches():
+    """FusionCanShareBufferHint, branch by branch on HAND-WRITTEN fusions, each verdict from the
+    rule's own statement: the reduction the emitter computes first (the hero) does not stop
+    another output sharing; a dynamic-update-slice writes in place into its first operand; a
+    non-elementwise output reached together with another output of the same fusion does not
+    share, alone it does; a transpose is not elementwise; the element count must match."""
+    from hloscope.cost.sharing import gpu_fusion_shares
+
+    m, rs, (y,) = _instr(GPU_FUSIONS_MORE, "rs")
+    assert gpu_fusion_shares(rs, 0, y, m, 1)  # negate(p0), beside the reduce hero
+    assert not gpu_fusion_shares(rs, 0, y, m, 0)  # the reduce: 8 elements, not 1,024
+    assert not gpu_fusion_shares(rs, 0, y, m)  # (a tuple result is asked for per element)
+    m, up, (y, u) = _instr(GPU_FUSIONS_MORE, "up")
+    assert gpu_fusion_shares(up, 0, y, m)  # in place on its first operand
+    assert not gpu_fusion_shares(up, 1, u, m)  # the update: 128 elements, not 1,024
+    m, ur, (y, u) = _instr(GPU_FUSIONS_MORE, "ur")
+    assert not gpu_fusion_shares(ur, 0, y, m, 0)  # the update, and p0 read by the other output
+    assert gpu_fusion_shares(ur, 0, y, m, 1)  # negate(p0): elementwise, the update in place
+    m, uo, (y, u, x) = _instr(GPU_FUSIONS_MORE, "uo")
+    assert gpu_fusion_shares(uo, 0, y, m, 0)  # the update alone reads p0
+    assert not gpu_fusion_shares(uo, 0, y, m, 1)  # negate(p2) never reaches p0's value
+    assert gpu_fusion_shares(uo, 2, x, m, 1)
+    assert not gpu_fusion_shares(uo, 5, x, m, 1)  # no fused parameter 5
+    m, tr, (y,) = _instr(GPU_FUSIONS_MORE, "tr")
+    assert not gpu_fusion_shares(tr, 0, y, m)  # same count, but a transpose is no elementwise op
+    m, bc, (v,) = _instr(GPU_FUSIONS_MORE, "bc")
+    assert not gpu_fusion_shares(bc, 0, v, m)  # 8 elements into 1,024
