@@ -84,6 +84,11 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                                     "tests/test_tpu_profile.py", "tests/test_gpu_capture.py",
                                     "tests/test_config_parts.py", "tests/test_trace_rules_parts.py",
                                     "tests/test_split_dot_parts.py", "tests/test_duplicates_parts.py"]),
+    # the lint formats of report/ (its profile and roofline texts run captures: slow)
+    "report_lint": (["hloscope/report/lint_text.py", "hloscope/report/lint_json.py",
+                     "hloscope/report/sarif.py", "hloscope/report/github.py"],
+                    ["tests/test_lint_text.py", "tests/test_sarif_strict.py", "tests/test_findings.py",
+                     "tests/test_lint_engine.py", "tests/test_guards.py", "tests/test_report_parts.py"]),
     # the rules' configuration and baseline files (the rules package's next survivor groups)
     "rules_config": (["hloscope/rules/config.py", "hloscope/rules/baseline.py"],
                      ["tests/test_config_parts.py", "tests/test_lint_engine.py"]),
