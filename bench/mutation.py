@@ -88,7 +88,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     "report_lint": (["hloscope/report/lint_text.py", "hloscope/report/lint_json.py",
                      "hloscope/report/sarif.py", "hloscope/report/github.py"],
                     ["tests/test_lint_text.py", "tests/test_sarif_strict.py", "tests/test_findings.py",
-                     "tests/test_lint_engine.py", "tests/test_guards.py", "tests/test_report_parts.py"]),
+                     "tests/test_lint_engine.py", "tests/test_guards.py", "tests/test_report_parts.py",
+                     "tests/test_lint_formats_parts.py"]),
     # the rules' configuration and baseline files (the rules package's next survivor groups)
     "rules_config": (["hloscope/rules/config.py", "hloscope/rules/baseline.py"],
                      ["tests/test_config_parts.py", "tests/test_lint_engine.py"]),

@@ -17,7 +17,11 @@ def _prop(s: str) -> str:
 
 
 def _where(f) -> str:
-    return f" (source: {f.source['file']}:{f.source.get('line', 0)})" if f.source.get("file") else ""
+    """The program's line the finding comes from, as the text format names it (no `:0`)."""
+    if not f.source.get("file"):
+        return ""
+    line = f.source.get("line")
+    return f" (source: {f.source['file']}:{line})" if line else f" (source: {f.source['file']})"
 
 
 def render(report: LintReport) -> str:
