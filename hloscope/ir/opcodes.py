@@ -46,8 +46,8 @@ OPERAND_COUNTS: dict[str, int] = {
     **{op: 1 for op in ("bitcast", "opt-barrier", "all-gather-done", "all-reduce-done",
                         "collective-permute-done", "copy-done", "copy-start", "topk", "reshape",
                         "while", "domain", "get-dimension-size", "transpose", "broadcast",
-                        "slice", "reverse", "get-tuple-element")},
-    **{op: 2 for op in ("add-dependency", "set-dimension-size", "pad", "dot", "compare")},
+                        "slice", "reverse", "get-tuple-element", "fft", "send-done", "recv-done")},
+    **{op: 2 for op in ("add-dependency", "set-dimension-size", "pad", "compare", "convolution", "complex")},
     **{op: 3 for op in ("clamp", "select")},
     **{op: 0 for op in ("iota", "replica-id", "partition-id")},
 }

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.opcodes import (
-    BINARY_SAME_SHAPE,
     OPCODES,
     OPERAND_COUNTS,
     UNARY_ELEMENTWISE,
     async_shorthand,
 )
+from hloscope.parser.consistency import SHAPE_CHECKED, arity, shape_problem
 from hloscope.parser.errors import ParseError, attribute_error
 from hloscope.parser.literals import literal_problem
 from hloscope.parser.wiring import wiring_problem
@@ -156,6 +156,9 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                     + ("is defined after it (XLA's parser needs callees first)"
                        if called in defined else "does not exist"))
         wanted = OPERAND_COUNTS.get(op)
+        problem = arity(instr, seen)
+        if problem is not None:
+            raise _Raiser(module, instr, comp, text)(problem)
         if op in ("replica-id", "partition-id") and not (instr.shape.is_array and instr.shape.rank == 0
                                                          and instr.shape.element_type == "u32"):
             raise _Raiser(module, instr, comp, text)(  # (XLA's parser aborts on it)
@@ -209,13 +212,13 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
         elif op in UNARY_ELEMENTWISE and len(instr.operands) != 1:
             raise _Raiser(module, instr, comp, text)(
                 f"{op} takes 1 operand, %{name} has {len(instr.operands)}")
-        if op in _SHAPE_CHECKED:
+        if op in SHAPE_CHECKED:
             # the verdict rests on texts only, and dumps repeat them layer after layer
             # (attributes the line scanner split have no attr_text: no key)
             key = (op, instr.shape_text, instr.attr_text, *[seen[o].shape_text for o in instr.operands]
                    ) if instr._attrs is None else None
             if key is None or key not in consistent:
-                problem = _shapes(instr, seen)
+                problem = shape_problem(instr, seen)
                 if problem is not None:
                     raise _Raiser(module, instr, comp, text)(problem)
                 if key is not None:
@@ -301,16 +304,6 @@ class _Raiser:
         return _error(msg, self.module, self.instr, self.comp, self.text)
 
 
-# ops whose result is an array: a tuple shape on one, or a tuple operand to an elementwise op,
-# is refused by XLA's verifier (its parser takes the op alone, and can abort the process when
-# such a value is used: found by swapping shapes in the corpus's modules)
-_ARRAY_RESULT = (UNARY_ELEMENTWISE - {"copy"}) | BINARY_SAME_SHAPE | {
-    "reshape", "slice", "transpose", "select", "broadcast", "dynamic-slice", "dynamic-update-slice",
-    "concatenate", "pad", "compare", "clamp", "reverse", "dot", "convolution", "gather"}
-_SHAPE_CHECKED = _ARRAY_RESULT | {
-    "dot", "convolution", "reduce", "transpose", "broadcast", "reverse", "get-tuple-element", "reshape"}
-
-
 _GENERIC_ASYNC = {"async-start": "start", "async-update": "update", "async-done": "done"}
 
 
@@ -345,67 +338,3 @@ def _int(text: str | None) -> int | None:
         return int(text) if text is not None else None
     except ValueError:
         return None
-
-
-def _shapes(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
-    """The message of the first shape inconsistency of instr, if any."""
-    op = instr.opcode
-    n = len(instr.operands)
-    if op in _ARRAY_RESULT and instr.shape.is_tuple and not (
-            op == "select" and n == 3 and seen[instr.operands[1]].shape.is_tuple):
-        return f"{op} %{instr.name} makes an array, but its shape is the tuple {instr.shape}"
-    if op in _ARRAY_RESULT and not (op == "select" and instr.shape.is_tuple):
-        tuple_operand = next((o for o in instr.operands if seen[o].shape.is_tuple), None)
-        if tuple_operand is not None:
-            return (f"{op} %{instr.name} works on arrays, but its operand %{tuple_operand} is the "
-                    f"tuple {seen[tuple_operand].shape}")
-    if op == "reshape" and n == 1:  # (XLA's parser aborts on a count that differs)
-        src, out = seen[instr.operands[0]].shape, instr.shape
-        if (src.is_array and out.is_array and not any(src.dynamic) and not any(out.dynamic)
-                and src.num_elements != out.num_elements):
-            return (f"reshape %{instr.name}: the result {out} has {out.num_elements} elements, "
-                    f"its operand %{instr.operands[0]} {src} has {src.num_elements}")
-    if op in BINARY_SAME_SHAPE:
-        if n != 2:
-            return f"{op} takes 2 operands, %{instr.name} has {n}"
-        out = instr.shape
-        for name in instr.operands:
-            s = seen[name].shape
-            if s.is_array and out.is_array and (s.dims != out.dims or s.element_type != out.element_type):
-                return f"{op} %{instr.name}: operand %{name} is {s} but the result is {out}"
-    if op in ("dot", "convolution") and n >= 2:
-        lhs, rhs = seen[instr.operands[0]].shape, seen[instr.operands[1]].shape
-        for key, side in (("lhs_contracting_dims", lhs), ("lhs_batch_dims", lhs),
-                          ("rhs_contracting_dims", rhs), ("rhs_batch_dims", rhs)):
-            dims = instr.attr(key, ())
-            if any(not 0 <= d < side.rank for d in dims):
-                return f"{key}={{{','.join(map(str, dims))}}} out of range for {side}"
-        labels = instr.attr("dim_labels") if op == "convolution" else None
-        if labels:
-            parts = labels.replace("->", "_").split("_")
-            ranks = (lhs.rank, rhs.rank, instr.shape.rank)
-            if len(parts) != 3 or any(len(p) != r for p, r in zip(parts, ranks)):
-                return f"dim_labels={labels} do not match the ranks {ranks}"
-    if op in ("reduce", "transpose", "broadcast", "reverse") and n >= 1 and instr.may_have("dimensions"):
-        rank = (instr.shape if op == "broadcast" else seen[instr.operands[0]].shape).rank
-        dims = instr.attr("dimensions", ())
-        if any(not 0 <= d < max(rank, 1) for d in dims) and not (op == "broadcast" and not dims):
-            return f"dimensions={{{','.join(map(str, dims))}}} out of range for rank {rank}"
-    if op == "get-tuple-element" and n == 1:
-        src = seen[instr.operands[0]].shape
-        index = _int(instr.raw_attr("index"))
-        if not src.is_tuple:
-            return f"get-tuple-element of %{instr.operands[0]}, which is not a tuple ({src})"
-        if index is None or not 0 <= index < len(src.elements):
-            return f"tuple index {instr.raw_attr('index')} out of range for {src}"
-        if _unlaid(src.elements[index]) != _unlaid(instr.shape):
-            return (f"get-tuple-element %{instr.name} is {instr.shape}, but element {index} of "
-                    f"%{instr.operands[0]} is {src.elements[index]}")
-    return None
-
-
-def _unlaid(shape) -> tuple:
-    """A shape without its layout: (type, dims) of an array, its elements' of a tuple."""
-    if shape.is_tuple:
-        return ("tuple", tuple(_unlaid(e) for e in shape.elements))
-    return (shape.element_type, shape.dims)
