@@ -107,6 +107,9 @@ CASES = {
     "conditional_short_of_a_branch": ("i = s32[] parameter(0)\n  x = f32[4] parameter(1)\n  ROOT c = f32[4] "
                                       "conditional(i, x), branch_computations={neg, neg}", False),
     "send_done_of_nothing": ("ROOT d = token[] send-done(), channel_id=5, is_host_transfer=true", False),
+    # a tuple constant's literal is a tuple (a scalar for it was found by swapping shapes)
+    "tuple_constant_of_a_scalar": ("ROOT c = (f32[2], s32[]) constant(0)", False),
+    "tuple_constant_of_a_tuple": ("ROOT c = (f32[2], s32[]) constant(({1, 2}, 3))", True),
     # names: a keyword is a name once written with %; `tuple` is no type word to XLA's lexer
     "keyword_name_with_percent": ("%true = f32[2] parameter(0)\n  ROOT %n = f32[2] negate(%true)", True),
     "tuple_as_a_name": ("tuple = f32[2] parameter(0)\n  ROOT n = f32[2] negate(tuple)", True),
@@ -135,8 +138,8 @@ def _xla(text: str):
 
 
 def _root_shape(printed: str) -> str:
-    m = re.search(r"ROOT \S+ = (\S+)", printed[printed.index("ENTRY"):])
-    return re.sub(r"\{[^}]*\}$", "", m.group(1))  # (without the layout)
+    m = re.search(r"ROOT \S+ = (.+?) [a-z][a-z\-]*\(", printed[printed.index("ENTRY"):])
+    return re.sub(r"\{[^}]*\}", "", m.group(1))  # (without the layouts)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -91,6 +91,8 @@ def _payloads_joined(tokens: list[str]) -> list[str]:
 
 def literal_problem(shape: Shape, text: str) -> str | None:
     """Why XLA would reject `text` as a literal of `shape` (None: it would not)."""
+    if shape.is_tuple and shape.elements and not text.lstrip().startswith("("):
+        return "expects '(' in front of tuple elements"
     if not shape.is_array or shape.element_type in ("token", "opaque"):
         return None
     tokens = _payloads_joined([t for t in _TOKEN.findall(text) if t != ","])
