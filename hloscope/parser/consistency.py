@@ -8,14 +8,13 @@ from hloscope.ir import Instruction
 from hloscope.ir.opcodes import BINARY_SAME_SHAPE, UNARY_ELEMENTWISE
 
 
-# ops whose result is an array: a tuple shape on one, or a tuple operand to an elementwise op,
-# is refused by XLA's verifier (its parser takes the op alone, and can abort the process when
-# such a value is used: found by swapping shapes in the corpus's modules)
+# ops on arrays that make an array: a tuple shape on one, or a tuple operand of one, is refused
+# by XLA's verifier (its parser takes the op alone, and can abort the process when such a value
+# is used: found by swapping shapes in the corpus's modules)
 ARRAY_RESULT = (UNARY_ELEMENTWISE - {"copy"}) | BINARY_SAME_SHAPE | {
     "reshape", "slice", "transpose", "select", "broadcast", "dynamic-slice", "dynamic-update-slice",
     "concatenate", "pad", "compare", "clamp", "reverse", "dot", "convolution", "gather"}
-SHAPE_CHECKED = ARRAY_RESULT | {
-    "dot", "convolution", "reduce", "transpose", "broadcast", "reverse", "get-tuple-element", "reshape"}
+SHAPE_CHECKED = ARRAY_RESULT | {"reduce", "get-tuple-element"}
 
 
 def arity(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
@@ -30,7 +29,8 @@ def arity(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
     if op in ("dynamic-slice", "dynamic-update-slice") and n and instr.operands[0] in seen:
         base = 2 if op == "dynamic-update-slice" else 1
         rank = seen[instr.operands[0]].shape.rank
-        vector = n == base + 1 and seen[instr.operands[base]].shape.rank == 1 if n > base else False
+        # (one index per dimension, or XLA's older form: one rank-1 array of them)
+        vector = n == base + 1 and seen[instr.operands[base]].shape.rank == 1
         if n != base + rank and not vector:
             return (f"Wrong number of operands. (%{instr.name} has {n}: the {op} of a rank-{rank} "
                     f"array takes {base} and one index per dimension)")
