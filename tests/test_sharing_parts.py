@@ -484,10 +484,7 @@ updated_and_read {
   ROOT t = (f32[8,128]{1,0}, f32[8,128]{1,0}) tuple(d, n)
 }
 
-updated_beside_other = {
-}
-"""
-GPU_FUSIONS_MORE = GPU_FUSIONS_MORE.replace("updated_beside_other = {\n}\n", """updated_beside_other {
+updated_beside_other {
   p0 = f32[8,128]{1,0} parameter(0)
   p1 = f32[1,128]{1,0} parameter(1)
   p2 = f32[8,128]{1,0} parameter(2)
@@ -519,7 +516,7 @@ ENTRY e {
   tr = f32[128,8]{1,0} fusion(y), kind=kLoop, calls=transposed
   ROOT bc = f32[8,128]{1,0} fusion(v), kind=kLoop, calls=broadcast_in
 }
-""")
+"""
 
 
 def test_gpu_fusion_sharing_by_the_rules_branches():
