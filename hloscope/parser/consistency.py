@@ -5,7 +5,7 @@ message in XLA's parser's or verifier's words, or None."""
 from __future__ import annotations
 
 from hloscope.ir import Instruction
-from hloscope.ir.opcodes import BINARY_SAME_SHAPE, UNARY_ELEMENTWISE
+from hloscope.ir.opcodes import BINARY_SAME_SHAPE, OPERAND_COUNTS, UNARY_ELEMENTWISE
 
 
 # ops on arrays that make an array: a tuple shape on one, or a tuple operand of one, is refused
@@ -18,8 +18,21 @@ SHAPE_CHECKED = ARRAY_RESULT | {"reduce", "get-tuple-element"}
 
 
 def arity(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
-    """Operand counts that depend on the op's shapes or attributes, in XLA's parser's words."""
+    """Operand counts (fixed per opcode, or hanging on the op's shapes or attributes) and the
+    result shapes an opcode fixes, in XLA's parser's words."""
     op, n = instr.opcode, len(instr.operands)
+    if op in ("replica-id", "partition-id") and not (instr.shape.is_array and instr.shape.rank == 0
+                                                     and instr.shape.element_type == "u32"):
+        # (XLA's parser aborts on it)
+        return f"HloInstruction {op} must have a shape of u32[], but {instr.shape_text} is specified"
+    if op == "tuple":
+        if not instr.shape.is_tuple:  # (XLA's parser aborts on it)
+            return f"Expected a tuple shape. Got {instr.shape_text}"
+        if n != len(instr.shape.elements):
+            return f"expects {len(instr.shape.elements)} operands, but has {n} operands"
+    wanted = OPERAND_COUNTS.get(op)
+    if wanted is not None and n != wanted:
+        return f"{op} expects {wanted} operand{'s' * (wanted != 1)}, but %{instr.name} has {n}"
     if op == "dot" and n < 2:  # (more are sparsity metadata)
         return f"dot expects at least 2 operands, but %{instr.name} has {n}"
     if op in ("reduce-window", "reduce") and (n < 2 or n % 2):  # (inputs, then as many inits)
@@ -89,7 +102,7 @@ def shape_problem(instr: Instruction, seen: dict[str, Instruction]) -> str | Non
             return f"dimensions={{{','.join(map(str, dims))}}} out of range for rank {rank}"
     if op == "get-tuple-element" and n == 1:
         src = seen[instr.operands[0]].shape
-        index = _int(instr.raw_attr("index"))
+        index = int_or_none(instr.raw_attr("index"))
         if not src.is_tuple:
             return f"get-tuple-element of %{instr.operands[0]}, which is not a tuple ({src})"
         if index is None or not 0 <= index < len(src.elements):
@@ -107,7 +120,8 @@ def _unlaid(shape) -> tuple:
     return (shape.element_type, shape.dims)
 
 
-def _int(text: str | None) -> int | None:
+def int_or_none(text: str | None) -> int | None:
+    """The integer `text` spells, or None (no text, or not an integer)."""
     try:
         return int(text) if text is not None else None
     except ValueError:

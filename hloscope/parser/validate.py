@@ -20,11 +20,10 @@ from pathlib import Path
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.opcodes import (
     OPCODES,
-    OPERAND_COUNTS,
     UNARY_ELEMENTWISE,
     async_shorthand,
 )
-from hloscope.parser.consistency import SHAPE_CHECKED, arity, shape_problem
+from hloscope.parser.consistency import SHAPE_CHECKED, arity, int_or_none, shape_problem
 from hloscope.parser.errors import ParseError, attribute_error
 from hloscope.parser.literals import literal_problem
 from hloscope.parser.wiring import wiring_problem
@@ -155,24 +154,9 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                     f"%{name} calls computation {called}, which "
                     + ("is defined after it (XLA's parser needs callees first)"
                        if called in defined else "does not exist"))
-        wanted = OPERAND_COUNTS.get(op)
         problem = arity(instr, seen)
         if problem is not None:
             raise _Raiser(module, instr, comp, text)(problem)
-        if op in ("replica-id", "partition-id") and not (instr.shape.is_array and instr.shape.rank == 0
-                                                         and instr.shape.element_type == "u32"):
-            raise _Raiser(module, instr, comp, text)(  # (XLA's parser aborts on it)
-                f"HloInstruction {op} must have a shape of u32[], but {instr.shape_text} is specified")
-        if op == "tuple" and not instr.shape.is_tuple:
-            raise _Raiser(module, instr, comp, text)(  # (XLA's parser aborts on it)
-                f"Expected a tuple shape. Got {instr.shape_text}")
-        if op == "tuple" and instr.shape.is_tuple and len(instr.operands) != len(instr.shape.elements):
-            raise _Raiser(module, instr, comp, text)(
-                f"expects {len(instr.shape.elements)} operands, but has {len(instr.operands)} operands")
-        if wanted is not None and len(instr.operands) != wanted:
-            raise _Raiser(module, instr, comp, text)(
-                f"{op} expects {wanted} operand{'s' * (wanted != 1)}, but %{name} has "
-                f"{len(instr.operands)}")
         if instr.is_root:
             roots += 1
             if roots > 1:
@@ -200,7 +184,7 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
             if problem is not None:
                 raise _Raiser(module, instr, comp, text)(problem)
         elif op == "parameter":
-            number = _int(instr.literal)
+            number = int_or_none(instr.literal)
             if number is None or not 0 <= number < len(comp.instructions):
                 raise _Raiser(module, instr, comp, text)(
                     f"parameter number {instr.literal!r} is not between 0 and the "
@@ -331,10 +315,3 @@ def _async(instr: Instruction, seen: dict[str, Instruction], strict: bool) -> st
     if phase == "update" and source.shape_text != instr.shape_text:
         return f"AsyncUpdate expects the op shape to be the same as the operand shape {source.shape_text}"
     return None
-
-
-def _int(text: str | None) -> int | None:
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
