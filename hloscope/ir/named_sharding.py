@@ -6,10 +6,9 @@ A reference `'a':(p)s` is the sub-axis of size s whose more-major parts multiply
 
 from __future__ import annotations
 
-from itertools import product
 from math import prod
 
-from hloscope.ir.values import MAX_DEVICES, Sharding
+from hloscope.ir.values import MAX_DEVICES, Sharding, iota_devices
 
 Ref = tuple[str, int, int]  # (axis name or index, pre-size, size; 0 for the whole axis)
 
@@ -46,30 +45,32 @@ def named_sharding(axes: tuple[tuple[str, int], ...], devices: tuple[int, ...],
         used.extend(out)
         return out
 
+    def extent(part: list[int]) -> int:
+        return prod(pieces[k][2] for k in part)
+
     order = [covered(d) for d in dims]
-    tile = [prod(pieces[k][2] for k in d) for d in order]
+    tile = [extent(d) for d in order]
     kinds, trailing = [], []
     for kind in ("manual", "unreduced"):
         part = covered(groups.get(kind, ()))
-        if prod(pieces[k][2] for k in part) > 1:
+        if extent(part) > 1:
             kinds.append(kind)
             trailing.append(part)
     rest = [k for k in range(len(pieces)) if k not in used]
-    if prod(pieces[k][2] for k in rest) > 1:
+    if extent(rest) > 1:
         kinds.append("replicated")
         trailing.append(rest)
     if all(t == 1 for t in tile) and len(kinds) <= 1:  # wholly replicated, manual or unreduced
         kind = kinds[0] if kinds else next((k for k in ("manual", "unreduced") if groups.get(k)), "replicated")
         return Sharding(kind, flags=(kind,))
-    perm = [k for part in (*order, *trailing) for k in part]
-    shape = [pieces[k][2] for k in perm]
-    strides = [prod(p[2] for p in pieces[k + 1:]) for k in range(len(pieces))]
-    ids = [sum(i * strides[k] for i, k in zip(pos, perm)) for pos in product(*(range(s) for s in shape))]
+    # the mesh's positions, its axes cut into pieces, transposed into the tiles' order
+    perm = tuple(k for part in (*order, *trailing) for k in part)
+    ids = iota_devices(tuple(p[2] for p in pieces), perm)
     ids = [devices[i] for i in ids] if devices else ids
     if kinds and kinds[-1] == "replicated":  # XLA lists a replicated group's devices in order
-        size = prod(pieces[k][2] for k in rest)
+        size = extent(rest)
         ids = [d for g in range(0, len(ids), size) for d in sorted(ids[g:g + size])]
-    tile += [prod(pieces[k][2] for k in part) for part in trailing]
+    tile += [extent(part) for part in trailing]
     return Sharding("tiled", tile_shape=tuple(tile), devices=tuple(ids),
                     last_tile_dim_replicate=kinds == ["replicated"],
                     last_tile_dims=tuple(kinds) if kinds != ["replicated"] else ())
