@@ -17,11 +17,11 @@ def _prop(s: str) -> str:
 
 
 def _where(f) -> str:
-    """The program's line the finding comes from, as the text format names it (no `:0`)."""
-    if not f.source.get("file"):
-        return ""
-    line = f.source.get("line")
-    return f" (source: {f.source['file']}:{line})" if line else f" (source: {f.source['file']})"
+    """The program's line the finding comes from, `file:line` (no `:0`), as Source names it."""
+    from hloscope.source import Source
+
+    where = Source(file=f.source.get("file", ""), line=f.source.get("line") or 0).location
+    return f" (source: {where})" if where else ""
 
 
 def render(report: LintReport) -> str:
