@@ -110,6 +110,26 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     "rules_split_dot": (["hloscope/rules/h004_split_dot.py"],
                         ["tests/test_rules.py", "tests/test_findings.py", "tests/test_lint_engine.py",
                          "tests/test_split_dot_parts.py"]),
+    # the rest of rules/, so that the selections together cover the package file by file
+    # (the whole package in one run takes its heaviest tests, test_trace.py's captures and
+    # the CLI's, into every mutant: some 3.5 hours here)
+    "rules_graph": ([f"hloscope/rules/{f}" for f in (
+        "h001_defensive_copy.py", "h003_padding_waste.py", "h005_mxu_misaligned.py",
+        "h007_large_all_gather.py", "h008_exposed_collective.py", "h009_layout_coercion.py",
+        "h010_f32_matmul.py", "h011_huge_intermediate.py", "h012_hbm_peak.py",
+        "h013_loop_overhead.py", "f001_async_collective_flags.py", "g001_triton_tile_waste.py")],
+        ["tests/test_rules.py", "tests/test_gpu_rules.py", "tests/test_rule_docs.py",
+         "tests/test_findings.py", "tests/test_precision.py", "tests/test_flags.py"]),
+    "rules_kernels": ([f"hloscope/rules/{f}" for f in (
+        "k001_output_ref_accumulator.py", "k002_block_misaligned.py", "k003_vmem_over_budget.py",
+        "k004_vreg_spill_risk.py", "k005_short_pipeline.py", "k006_no_parallel_axis.py",
+        "x001_unknown_opcode.py", "x002_kernel_not_decoded.py")],
+        ["tests/test_rules.py", "tests/test_rule_docs.py", "tests/test_kernels_text.py",
+         "tests/test_findings.py"]),
+    "rules_core": ([f"hloscope/rules/{f}" for f in (
+        "base.py", "helpers.py", "engine.py", "registry.py", "select.py", "__init__.py")],
+        ["tests/test_rules.py", "tests/test_lint_engine.py", "tests/test_findings.py",
+         "tests/test_config_parts.py", "tests/test_rule_docs.py"]),
     # where temporaries go in the outputs' buffers, and which chip a module is costed on
     "cost_placement": (["hloscope/cost/placement.py", "hloscope/cost/resolve.py"],
                        ["tests/test_memory.py", "tests/test_chip.py", "tests/test_sharing_parts.py",
@@ -295,17 +315,63 @@ def _write(record: dict, diffs: dict[str, str], wording: set[str] = frozenset())
     (OUT / f"{record['package']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
+def summary() -> list[dict]:
+    """Each package's score from the selections recorded in bench/mutation/: a package whose
+    whole run is too slow here is scored over selections that cover it file by file (each
+    mutant counted once, in the selection that names its file; every file of the package
+    must be in one, else the package is listed with the files missing)."""
+    rows = []
+    for package in ("rules", "cost", "report", "sharding", "diff", "stage", "dumpdir", "cache"):
+        path = {"diff": "hloscope/diff.py", "stage": "hloscope/stage.py", "dumpdir": "hloscope/dumpdir.py",
+                "cache": "hloscope/cache.py"}.get(package, f"hloscope/{package}/")
+        files = ([path] if path.endswith(".py")
+                 else sorted(str(p.relative_to(ROOT)) for p in (ROOT / path).rglob("*.py")))
+        covered: dict[str, str] = {}
+        for name, (sources, _) in PACKAGES.items():
+            record = OUT / f"{name}.json"
+            if not record.exists():
+                continue
+            for f in files:
+                if f in covered:
+                    continue
+                if any(f == s.rstrip("/") or (s.endswith("/") and f.startswith(s)) for s in sources):
+                    covered[f] = name
+        used = sorted(set(covered.values()))
+        killed = ran = wording = 0
+        for name in used:
+            r = json.loads((OUT / f"{name}.json").read_text())
+            killed += r["killed"]
+            ran += r["killed"] + r["survived"]
+            wording += r.get("wording_only") or 0
+        rows.append({"package": package, "selections": used, "killed": killed, "ran": ran,
+                     "score": killed / ran if ran else None,
+                     "score_without_wording": killed / (ran - wording) if ran - wording else None,
+                     "missing": [f for f in files if f not in covered]})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("packages", nargs="*")
     ap.add_argument("--all", action="store_true")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--summary", action="store_true",
+                    help="each package's score from the recorded selections (no run)")
     ap.add_argument("--mutmut", default="mutmut", help="the mutmut command (default: mutmut)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy")
     ns = ap.parse_args(argv)
     if ns.list:
         for name, (sources, tests) in PACKAGES.items():
             print(f"{name:10} {' '.join(sources):28} {' '.join(tests)}")
+        return 0
+    if ns.summary:
+        print("| package | selections | killed / ran | score | without rewordings | files not covered |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for r in summary():
+            pct = (lambda v: f"{v:.1%}" if v is not None else "-")
+            print(f"| {r['package']} | {', '.join(r['selections'])} | {r['killed']} / {r['ran']} | "
+                  f"{pct(r['score'])} | {pct(r['score_without_wording'])} | "
+                  f"{len(r['missing'])}{': ' + ', '.join(r['missing'][:6]) if r['missing'] else ''} |")
         return 0
     names = list(PACKAGES) if ns.all else ns.packages
     unknown = [n for n in names if n not in PACKAGES]
