@@ -130,6 +130,22 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
         "base.py", "helpers.py", "engine.py", "registry.py", "select.py", "__init__.py")],
         ["tests/test_rules.py", "tests/test_lint_engine.py", "tests/test_findings.py",
          "tests/test_config_parts.py", "tests/test_rule_docs.py"]),
+    # the rest of cost/ and report/, for the same reason (their whole runs take test_trace.py's
+    # captures and the step model's sweeps into every mutant)
+    "cost_model": ([f"hloscope/cost/{f}" for f in (
+        "__init__.py", "aggregate.py", "category.py", "chips.py", "flops.py", "fused.py", "layout.py",
+        "library.py", "memory.py", "ops.py", "precision.py", "roofline.py", "trips.py",
+        "xla_memory.py")],
+        ["tests/test_cost.py", "tests/test_numbers.py", "tests/test_gpu_cost.py",
+         "tests/test_cost_parts.py", "tests/test_category_parts.py", "tests/test_chips_parts.py",
+         "tests/test_op_floor.py", "tests/test_step_loop.py", "tests/test_memory.py",
+         "tests/test_precision.py", "tests/test_memory_text.py"]),
+    "report_views": ([f"hloscope/report/{f}" for f in (
+        "__init__.py", "common.py", "diff.py", "kernels.py", "memory.py", "parse.py", "profile.py",
+        "roofline.py", "shape.py", "sharding.py", "stats.py")],
+        ["tests/test_roofline_text.py", "tests/test_memory_text.py", "tests/test_report_parts.py",
+         "tests/test_sharding_text.py", "tests/test_kernels_text.py", "tests/test_cli.py",
+         "tests/test_diff_parts.py", "tests/test_lint_text.py"]),
     # where temporaries go in the outputs' buffers, and which chip a module is costed on
     "cost_placement": (["hloscope/cost/placement.py", "hloscope/cost/resolve.py"],
                        ["tests/test_memory.py", "tests/test_chip.py", "tests/test_sharing_parts.py",
