@@ -124,8 +124,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
         "k001_output_ref_accumulator.py", "k002_block_misaligned.py", "k003_vmem_over_budget.py",
         "k004_vreg_spill_risk.py", "k005_short_pipeline.py", "k006_no_parallel_axis.py",
         "x001_unknown_opcode.py", "x002_kernel_not_decoded.py")],
-        ["tests/test_rules.py", "tests/test_rule_docs.py", "tests/test_kernels_text.py",
-         "tests/test_findings.py"]),
+        ["tests/test_kernel_rules_parts.py", "tests/test_rules.py", "tests/test_rule_docs.py",
+         "tests/test_kernels_text.py", "tests/test_findings.py"]),
     "rules_core": ([f"hloscope/rules/{f}" for f in (
         "base.py", "helpers.py", "engine.py", "registry.py", "select.py", "__init__.py")],
         ["tests/test_rules.py", "tests/test_lint_engine.py", "tests/test_findings.py",

@@ -119,10 +119,20 @@ def evidence_problems(finding) -> list[str]:
                for k in sorted(always - keys)])
 
 
+def _own_rule(code: str) -> bool:
+    """Whether a rule is one of hloscope's own (a plugin's may leave out its help)."""
+    from hloscope.rules.registry import REGISTRY
+
+    rule = REGISTRY.get(code)
+    return rule is not None and rule.__module__.startswith("hloscope.rules.")
+
+
 @pytest.fixture(autouse=True)
 def _evidence_is_as_documented(monkeypatch):
     """Every finding any test makes carries the evidence its rule's doc lists: the keys are a
-    contract (JSON and SARIF consumers read them), checked wherever a rule fires."""
+    contract (JSON and SARIF consumers read them), checked wherever a rule fires. And every
+    finding says what it found and what to do (its message and its help: the text format,
+    SARIF's fullDescription and GitHub's annotations print both)."""
     from hloscope.rules.base import Rule
 
     made = []
@@ -134,5 +144,8 @@ def _evidence_is_as_documented(monkeypatch):
 
     monkeypatch.setattr(Rule, "finding", finding)
     yield
-    problems = sorted({p for f in made for p in evidence_problems(f)})
+    problems = sorted({p for f in made for p in evidence_problems(f)}
+                      | {f"{f.code}: a finding with no {what}" for f in made if _own_rule(f.code)
+                         for what, text in (("message", f.message), ("help", f.help))
+                         if not isinstance(text, str) or not text.strip()})
     assert not problems, "\n".join(problems)
