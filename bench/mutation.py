@@ -104,12 +104,12 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
         ["tests/test_trace_rules_parts.py"]),
     # H014 partial-tile-update and H002's pointer to it; H006 and what it leaves alone
     "rules_tiles": (["hloscope/rules/h014_partial_tile_update.py", "hloscope/rules/h002_retiling_copy.py"],
-                    ["tests/test_rules.py", "tests/test_rule_docs.py"]),
+                    ["tests/test_rules.py", "tests/test_rule_docs.py", "tests/test_rules_lenient_parts.py"]),
     "rules_duplicates": (["hloscope/rules/h006_duplicate_computation.py"],
-                         ["tests/test_rules.py", "tests/test_rule_docs.py", "tests/test_duplicates_parts.py"]),
+                         ["tests/test_rules.py", "tests/test_rule_docs.py", "tests/test_duplicates_parts.py", "tests/test_rules_lenient_parts.py"]),
     "rules_split_dot": (["hloscope/rules/h004_split_dot.py"],
                         ["tests/test_rules.py", "tests/test_findings.py", "tests/test_lint_engine.py",
-                         "tests/test_split_dot_parts.py"]),
+                         "tests/test_split_dot_parts.py", "tests/test_rules_lenient_parts.py"]),
     # the rest of rules/, so that the selections together cover the package file by file
     # (the whole package in one run takes its heaviest tests, test_trace.py's captures and
     # the CLI's, into every mutant: some 3.5 hours here)
@@ -119,17 +119,17 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
         "h010_f32_matmul.py", "h011_huge_intermediate.py", "h012_hbm_peak.py",
         "h013_loop_overhead.py", "f001_async_collective_flags.py", "g001_triton_tile_waste.py")],
         ["tests/test_rules.py", "tests/test_gpu_rules.py", "tests/test_rule_docs.py",
-         "tests/test_findings.py", "tests/test_precision.py", "tests/test_flags.py"]),
+         "tests/test_findings.py", "tests/test_precision.py", "tests/test_flags.py", "tests/test_rules_lenient_parts.py"]),
     "rules_kernels": ([f"hloscope/rules/{f}" for f in (
         "k001_output_ref_accumulator.py", "k002_block_misaligned.py", "k003_vmem_over_budget.py",
         "k004_vreg_spill_risk.py", "k005_short_pipeline.py", "k006_no_parallel_axis.py",
         "x001_unknown_opcode.py", "x002_kernel_not_decoded.py")],
         ["tests/test_kernel_rules_parts.py", "tests/test_rules.py", "tests/test_rule_docs.py",
-         "tests/test_kernels_text.py", "tests/test_findings.py"]),
+         "tests/test_kernels_text.py", "tests/test_findings.py", "tests/test_rules_lenient_parts.py"]),
     "rules_core": ([f"hloscope/rules/{f}" for f in (
         "base.py", "helpers.py", "engine.py", "registry.py", "select.py", "__init__.py")],
         ["tests/test_rules.py", "tests/test_lint_engine.py", "tests/test_findings.py",
-         "tests/test_config_parts.py", "tests/test_rule_docs.py"]),
+         "tests/test_config_parts.py", "tests/test_rule_docs.py", "tests/test_rules_lenient_parts.py"]),
     # the rest of cost/ and report/, for the same reason (their whole runs take test_trace.py's
     # captures and the step model's sweeps into every mutant)
     "cost_model": ([f"hloscope/cost/{f}" for f in (
