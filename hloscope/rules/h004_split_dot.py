@@ -49,14 +49,15 @@ _CARRY = ELEMENTWISE | frozenset({"bitcast", "copy", "transpose", "reshape"})
 def _role(module, comp, user: Instruction, operand: str) -> tuple | None:
     """How `operand` enters the matmul `user` is (or fuses): (side, its contracting dims or
     the convolution's dim_labels, the shape of the matmul's other input); None when it does
-    not reach a matmul input keeping its elements."""
+    not reach a matmul input keeping its elements. `user` is a matmul (two operands at least:
+    the parser holds dot and convolution to that) or a fusion calling one (contains_matmul)."""
     if user.opcode in MATMUL:
         if operand not in user.operands:
             return None
         side = user.operands.index(operand)
-        other = comp.by_name.get(user.operands[1 - side]) if len(user.operands) > 1 else None
+        other = comp.by_name.get(user.operands[1 - side])
         return _dims(user, side) + (str(other.shape) if other is not None else "", _sums_rows(user, comp))
-    callee = module.by_name.get(user.called_computations[0]) if user.called_computations else None
+    callee = module.by_name.get(user.called_computations[0])
     if callee is None or operand not in user.operands:
         return None
     number = user.operands.index(operand)
@@ -75,7 +76,7 @@ def _role(module, comp, user: Instruction, operand: str) -> tuple | None:
         for u in users.get(value.name, []):
             if u.opcode in MATMUL and value.name in u.operands[:2]:
                 side = u.operands.index(value.name)
-                other = _traced_input(callee, u.operands[1 - side]) if len(u.operands) > 1 else ""
+                other = _traced_input(callee, u.operands[1 - side])
                 return _dims(u, side) + (other, _sums_rows(u, callee))
             if (u.opcode in _CARRY or u.opcode == "fusion") and u.name not in seen \
                     and u.shape.is_array and u.shape.num_elements == elements:
@@ -101,7 +102,7 @@ def _sums_rows(matmul: Instruction, comp) -> bool:
     if matmul.opcode != "dot":
         return False
     for side, key in enumerate(("lhs_contracting_dims", "rhs_contracting_dims")):
-        operand = comp.by_name.get(matmul.operands[side]) if len(matmul.operands) > side else None
+        operand = comp.by_name.get(matmul.operands[side])
         dims = str(matmul.attrs.get(key, "")).strip("{}").split(",")
         if operand is None or not operand.shape.is_array or str(operand.shape.rank - 1) in dims:
             return False
