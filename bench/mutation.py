@@ -129,7 +129,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     "rules_core": ([f"hloscope/rules/{f}" for f in (
         "base.py", "helpers.py", "engine.py", "registry.py", "select.py", "__init__.py")],
         ["tests/test_rules.py", "tests/test_lint_engine.py", "tests/test_findings.py",
-         "tests/test_config_parts.py", "tests/test_rule_docs.py", "tests/test_rules_lenient_parts.py"]),
+         "tests/test_config_parts.py", "tests/test_rule_docs.py", "tests/test_rules_lenient_parts.py", "tests/test_rules_core_parts.py"]),
     # the rest of cost/ and report/, for the same reason (their whole runs take test_trace.py's
     # captures and the step model's sweeps into every mutant)
     "cost_model": ([f"hloscope/cost/{f}" for f in (

@@ -1,0 +1,199 @@
+"""The rule engine and the rules' shared helpers part by part: the internal-error finding, the
+measured time a trace adds to findings, a finding's JSON, severities, rule registration, and
+the shape helpers (matmul dimensions, physical dimension order, sharding annotations), each
+against values worked out here by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FIXTURES
+
+from hloscope.parser import load, parse
+from hloscope.rules.base import InstructionRule, ModuleRule, RuleContext, Severity
+from hloscope.rules.engine import internal_error, run
+from hloscope.rules.helpers import matmul_dims, physical_dims_order, sharding_annotation
+from hloscope.rules.registry import REGISTRY, load_rules, register
+from hloscope.trace.join import InstructionStats, TraceIndex
+
+COPY = FIXTURES / "rules" / "H001" / "scan_carry_cpu.hlo.txt"  # real CPU compile with copies
+
+
+class _Boom(InstructionRule):
+    code = "T998"
+    name = "boom"
+    targets = frozenset({"copy"})
+
+    def check(self, instr, ctx):
+        raise ZeroDivisionError("on purpose")
+
+
+class _ModuleBoom(ModuleRule):
+    code = "T997"
+    name = "module-boom"
+
+    def check_module(self, ctx):
+        raise KeyError("missing")
+
+
+# ----------------------------------------------------------------- the internal-error finding
+
+def test_a_rule_crashing_on_an_instruction_is_reported_there_with_its_place_in_the_rule():
+    (module,) = load(COPY)
+    (err,) = [f for f in run([module], [_Boom()]).findings if f.code == "X000"]
+    first = next(i for i in module.instructions() if i.opcode == "copy")
+    assert (err.name, err.severity, err.evidence) == ("internal-error", Severity.ERROR, {"rule": "T998"})
+    assert (err.file, err.module, err.computation, err.instruction, err.line, err.column) == (
+        module.path, module.name, first.computation, first.name, first.line, first.column)
+    assert err.message.startswith(f"rule T998 (boom) crashed on %{first.name}: ZeroDivisionError: on purpose at ")
+    assert err.message.endswith(f"test_rules_core_parts.py:{_Boom.check.__code__.co_firstlineno + 1}")
+
+
+def test_a_rule_crashing_on_the_module_is_reported_at_the_module_once():
+    (module,) = load(COPY)
+    found = run([module], [_ModuleBoom(), load_rules()["H001"]()]).findings
+    (err,) = [f for f in found if f.code == "X000"]
+    assert (err.computation, err.instruction, err.line, err.column) == ("", "", module.line, 1)
+    assert err.message.startswith("rule T997 (module-boom) crashed: KeyError: 'missing' at ")
+    assert any(f.code == "H001" for f in found)  # the other rule still ran
+
+
+def test_an_error_never_raised_has_no_place():
+    (module,) = load(COPY)
+    err = internal_error(_Boom, module, ValueError("made, not raised"))
+    assert err.message == "rule T998 (boom) crashed: ValueError: made, not raised"
+
+
+def test_a_crashed_instruction_rule_is_not_run_again_in_that_module():
+    calls = []
+
+    class Counting(_Boom):
+        code = "T996"
+
+        def check(self, instr, ctx):
+            calls.append(instr.name)
+            raise ZeroDivisionError("once")
+
+    (module,) = load(COPY)
+    copies = [i for i in module.instructions() if i.opcode == "copy"]
+    assert len(copies) >= 2
+    found = run([module], [Counting()]).findings
+    assert len(calls) == 1 and [f.code for f in found] == ["X000"]
+
+
+# ----------------------------------------------------------------- measured time on findings
+
+def _copy_trace(module, total_ns: float, steps: int, step_ns: float, count: int = 3) -> TraceIndex:
+    first = next(f for f in run([module], [load_rules()["H001"]()]).findings)
+    s = InstructionStats(module.name, first.instruction, first.computation, "copy", "copy")
+    for k in range(count):
+        s.add(start=k * 1e6, duration=total_ns / count, device="/device:CPU:0")
+    return TraceIndex(stats={(module.name, first.instruction): s}, steps=steps, step_ns=step_ns)
+
+
+def test_a_finding_carries_its_instructions_measured_time_per_step_and_share():
+    (module,) = load(COPY)
+    trace = _copy_trace(module, total_ns=6000.0, steps=2, step_ns=24000.0)
+    (f, *_) = [f for f in run([module], [load_rules()["H001"]()], trace=trace).findings
+               if (module.name, f.instruction) in trace.stats]
+    assert f.cost["measured_seconds"] == pytest.approx(6000e-9 / 2)
+    assert f.cost["measured_share"] == pytest.approx(6000 / 24000)
+    assert f.cost["measured_count"] == 3.0
+
+
+def test_a_trace_of_no_whole_step_counts_one():
+    (module,) = load(COPY)
+    trace = _copy_trace(module, total_ns=5000.0, steps=0, step_ns=0.0)
+    (f, *_) = [f for f in run([module], [load_rules()["H001"]()], trace=trace).findings
+               if (module.name, f.instruction) in trace.stats]
+    assert f.cost["measured_seconds"] == pytest.approx(5000e-9)
+    assert f.cost["measured_share"] == 0.0
+
+
+# ----------------------------------------------------------------- a finding, severities, codes
+
+def test_a_findings_json_has_every_field_by_its_public_name():
+    (module,) = load(COPY)
+    f = run([module], [load_rules()["H001"]()]).findings[0]
+    d = f.to_dict()
+    assert list(d) == ["code", "name", "severity", "message", "file", "line", "column", "module",
+                       "computation", "instruction", "evidence", "cost", "help", "group", "source"]
+    assert (d["code"], d["name"], d["severity"]) == ("H001", "defensive-copy", "warning")
+    assert (d["line"], d["column"], d["instruction"], d["help"]) == (f.line, f.column, f.instruction, f.help)
+    assert d["group"] == f.fingerprint[:16] and len(d["group"]) == 16
+
+
+def test_severities_parse_from_their_names_in_any_case():
+    assert [Severity.parse(t) for t in ("error", " Warning ", "INFO")] == [
+        Severity.ERROR, Severity.WARNING, Severity.INFO]
+    with pytest.raises(ValueError, match="unknown severity 'fatal'; use error, warning or info"):
+        Severity.parse("fatal")
+
+
+def test_a_rule_code_is_never_taken_twice():
+    class Again(InstructionRule):
+        code = "H001"
+        name = "again"
+
+    with pytest.raises(ValueError, match="rule code H001 is taken by DefensiveCopy"):
+        register(Again)
+    assert REGISTRY["H001"].__name__ == "DefensiveCopy"
+    same = REGISTRY["H001"]
+    assert register(same) is same  # (registering the same class again is harmless)
+
+
+# ----------------------------------------------------------------- shape helpers
+
+# HAND-WRITTEN: a batched dot and a 1x1 convolution, minimal cases for their dimensions
+DOTS = """HloModule m
+
+ENTRY e {
+  a = f32[4,32,64] parameter(0)
+  b = f32[4,64,16] parameter(1)
+  d = f32[4,32,16] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  x = f32[8,3,3,256] parameter(2)
+  w = f32[1,1,256,512] parameter(3)
+  c = f32[8,3,3,512] convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[4,32,16], f32[8,3,3,512]) tuple(d, c)
+}
+"""
+
+
+def test_matmul_dims_of_a_batched_dot_and_a_1x1_convolution():
+    (m,) = parse(DOTS)
+    ctx = RuleContext(m, None)
+    by = m.entry.by_name
+    assert matmul_dims(by["d"], ctx) == {"M": 32, "K": 64, "N": 16, "batch": 4}
+    # the convolution: K the input features (i), N the output features (o), M every output
+    # position that is not a feature: 8 x 3 x 3
+    assert matmul_dims(by["c"], ctx) == {"M": 72, "K": 256, "N": 512, "batch": 1}
+
+
+def test_physical_dims_order_is_major_to_minor_without_unit_dims():
+    (m,) = parse("""HloModule m
+
+ENTRY e {
+  p = f32[4,1,8]{0,2,1} parameter(0)
+  q = f32[4,1,8] parameter(1)
+  ROOT t = (f32[4,1,8]{0,2,1}, f32[4,1,8]) tuple(p, q)
+}
+""")
+    by = m.entry.by_name
+    assert physical_dims_order(by["p"].shape) == (2, 0)  # minor_to_major 0,2,1: dim 1 first, dropped
+    assert physical_dims_order(by["q"].shape) == (0, 2)  # no layout: row-major
+
+
+def test_a_sharding_constraint_is_told_by_its_name_or_its_metadata():
+    (m,) = parse("""HloModule m
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  sharding_constraint.3 = f32[8] copy(p)
+  c = f32[8] copy(p), metadata={op_name="jit(f)/jit(main)/sharding_constraint" source_file="f.py"}
+  d = f32[8] copy(p), metadata={op_name="jit(f)/jit(main)/transpose" source_file="f.py"}
+  ROOT t = (f32[8], f32[8], f32[8]) tuple(sharding_constraint.3, c, d)
+}
+""")
+    by = m.entry.by_name
+    assert [sharding_annotation(by[n]) for n in ("sharding_constraint.3", "c", "d", "p")] == [
+        True, True, False, False]
