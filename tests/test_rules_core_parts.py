@@ -197,3 +197,96 @@ ENTRY e {
     by = m.entry.by_name
     assert [sharding_annotation(by[n]) for n in ("sharding_constraint.3", "c", "d", "p")] == [
         True, True, False, False]
+
+
+# HAND-WRITTEN: a tiled bf16 buffer and an update of one row of it, a copy-start's parts
+TILED = """HloModule m
+
+ENTRY e {
+  t = bf16[16,1024]{1,0:T(8,128)(2,1)} parameter(0)
+  u = bf16[1,1024]{1,0:T(8,128)(2,1)} parameter(1)
+  plain = bf16[16,1024] parameter(2)
+  s = (bf16[16,1024]{1,0:T(8,128)(2,1)}, bf16[16,1024]{1,0:T(8,128)(2,1)}, u32[]) copy-start(t)
+  d = bf16[16,1024]{1,0:T(8,128)(2,1)} copy-done(s)
+  c = bf16[16,1024]{0,1} copy(plain)
+  tu = (bf16[16,1024]{1,0:T(8,128)(2,1)}, bf16[1,1024]{1,0:T(8,128)(2,1)}) tuple(t, u)
+  ct = (bf16[16,1024]{1,0:T(8,128)(2,1)}, bf16[1,1024]{1,0:T(8,128)(2,1)}) copy(tu)
+  ROOT r = (bf16[16,1024]{1,0:T(8,128)(2,1)}, bf16[16,1024]{0,1}) tuple(d, c)
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def tiled():
+    (m,) = parse(TILED)
+    return m
+
+
+def test_tiled_dims_partial_dims_and_touched_tile_bytes_of_a_one_row_update(tiled):
+    from hloscope.rules.helpers import partial_dims, tiled_dims, touched_tile_bytes
+
+    by = tiled.entry.by_name
+    target, update = by["t"].shape, by["u"].shape
+    assert tiled_dims(target) == [(0, 8), (1, 128)]  # (8, 128) tiles: dim 0 by 8 rows, dim 1 by 128
+    assert partial_dims(target, update) == [(0, 1, 8)]  # 1 row of every 8-row tile it meets
+    assert touched_tile_bytes(target, update) == 8 * 1024 * 2  # the 8 x 1024 tile row, bf16
+    assert partial_dims(target, target) == []
+    assert partial_dims(target, by["r"].shape.elements[1]) == []  # (no tile on the plain side)
+    plain = by["plain"].shape
+    assert tiled_dims(plain) == [] and touched_tile_bytes(plain, update) == 1 * 1024 * 2
+    from hloscope.parser import parse_shape
+
+    assert partial_dims(target, parse_shape("bf16[1,1,1024]")) == []  # ranks differ: not an update
+
+
+def test_copy_io_of_a_copy_a_copy_start_and_a_tuple_copy(tiled):
+    from hloscope.rules.helpers import copy_io
+
+    ctx = RuleContext(tiled, None)
+    by = tiled.entry.by_name
+    src, dst = copy_io(by["s"], ctx)  # copy-start: the destination is its first element
+    assert str(src) == str(by["t"].shape) and str(dst) == str(by["t"].shape)
+    src, dst = copy_io(by["c"], ctx)
+    assert src.layout is None and dst.layout.minor_to_major == (0, 1)
+    assert copy_io(by["ct"], ctx) is None  # a tuple copied: no array on either side
+
+
+def test_moved_cost_is_bytes_per_trip_and_time_from_xlas_estimate_or_hbm():
+    import re
+
+    from hloscope.cost.chips import get_chip
+    from hloscope.rules.helpers import moved_cost
+
+    (m,) = load(FIXTURES / "precision" / "bf16_v5e.hlo.txt")
+    fusion = m.entry.by_name["fusion"]
+    line = (FIXTURES / "precision" / "bf16_v5e.hlo.txt").read_text().splitlines()[fusion.line - 1]
+    cycles = int(re.search(r'"estimated_cycles":"(\d+)"', line).group(1))  # 143,032
+    v5e = get_chip("v5e")
+    assert moved_cost(RuleContext(m, None), 1000, None) == {"bytes_wasted": 1000.0}
+    assert moved_cost(RuleContext(m, None), 1000, 3) == {"bytes_wasted": 3000.0}
+    hbm = moved_cost(RuleContext(m, v5e), 1000, 3)
+    assert hbm == {"bytes_wasted": 3000.0, "est_seconds": pytest.approx(3000 / 819e9)}
+    xla = moved_cost(RuleContext(m, v5e), 1000, 3, fusion)
+    assert xla["xla_est_seconds"] == pytest.approx(cycles * 3 / 1.5e9)
+    assert xla["est_seconds"] == xla["xla_est_seconds"]
+    assert "xla_est_seconds" not in moved_cost(RuleContext(m, get_chip("cpu")), 1000, 3, fusion)
+
+
+def test_hbm_capacity_and_mxu_size_follow_the_chip_with_their_defaults():
+    from hloscope.cost.chips import get_chip
+    from hloscope.rules.helpers import hbm_capacity, mxu_size
+
+    (m,) = parse(DOTS)
+    v5p, v6e = get_chip("v5p"), get_chip("v6e")
+    assert hbm_capacity(RuleContext(m, v5p)) == 102005473280
+    assert hbm_capacity(RuleContext(m, None, assumed_chip=v6e)) == 32 << 30
+    assert hbm_capacity(RuleContext(m, v5p, assumed_chip=v6e)) == 102005473280
+    assert hbm_capacity(RuleContext(m, None)) == 16 << 30
+    assert [mxu_size(RuleContext(m, c)) for c in (v6e, v5p, get_chip("h100"), None)] == [256, 128, 128, 128]
+
+
+def test_a_rule_without_a_doc_says_so():
+    from hloscope.rules.base import rule_doc
+
+    assert rule_doc("Z999", "nowhere") == "# Z999 nowhere\n\n(no documentation)\n"
+    assert rule_doc("H001", "defensive-copy").startswith("# H001")
