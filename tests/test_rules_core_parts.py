@@ -290,3 +290,156 @@ def test_a_rule_without_a_doc_says_so():
 
     assert rule_doc("Z999", "nowhere") == "# Z999 nowhere\n\n(no documentation)\n"
     assert rule_doc("H001", "defensive-copy").startswith("# H001")
+
+
+# ----------------------------------------------------------------- fingerprints, suppression, run
+
+class _Says(ModuleRule):
+    """A test rule: one finding on each instruction named in `on`, with the message given."""
+
+    code = "T995"
+    name = "says"
+
+    def __init__(self, on: dict[str, str]):
+        super().__init__()
+        self.on = on
+
+    def check_module(self, ctx):
+        for comp in ctx.module.computations:
+            for instr in comp.instructions:
+                if instr.name in self.on:
+                    yield self.finding(ctx, instr, self.on[instr.name], help="Do it.")
+
+
+# HAND-WRITTEN: two fusions of one shape over different bodies, with and without metadata
+FUSIONS = """HloModule m
+
+neg {
+  a = f32[64,128] parameter(0)
+  ROOT n = f32[64,128] negate(a)
+}
+
+exp {
+  a = f32[64,128] parameter(0)
+  ROOT n = f32[64,128] exponential(a)
+}
+
+ENTRY e {
+  p = f32[64,128] parameter(0)
+  q = f32[64,256] parameter(1)
+  f1 = f32[64,128] fusion(p), kind=kLoop, calls=neg
+  f2 = f32[64,128] fusion(p), kind=kLoop, calls=exp
+  s1 = f32[64,128] slice(p), slice={[0:64], [0:128]}
+  s2 = f32[64,128] slice(q), slice={[0:64], [0:128]}
+  m1 = f32[64,128] negate(p), metadata={op_name="jit(f)/neg" source_file="/m/f.py" source_line=7}
+  m2 = f32[64,128] negate(p), metadata={op_name="jit(f)/neg"}
+  ROOT t = (f32[64,128], f32[64,128], f32[64,128], f32[64,128], f32[64,128], f32[64,128]) tuple(f1, f2, s1, s2, m1, m2)
+}
+"""
+
+
+def _found(text: str, on: dict[str, str], **kw):
+    modules = parse(text)
+    return {f.instruction: f for f in run(modules, [_Says(on)], **kw).findings}
+
+
+def test_fingerprints_tell_callees_apart_where_nothing_from_the_program_does():
+    found = _found(FUSIONS, {"f1": "a fusion", "f2": "a fusion"})
+    assert found["f1"].fingerprint != found["f2"].fingerprint  # negate vs exponential inside
+
+
+def test_fingerprints_follow_the_operands_shapes_and_the_message_words_not_its_numbers():
+    found = _found(FUSIONS, {"s1": "a slice of 64 rows", "s2": "a slice of 64 rows"})
+    assert found["s1"].fingerprint != found["s2"].fingerprint  # f32[64,128] vs f32[64,256] read
+    a = _found(FUSIONS, {"s1": "a slice of 64 rows at %p.1"})["s1"]
+    b = _found(FUSIONS, {"s1": "a slice of 32 rows at %q.7"})["s1"]
+    c = _found(FUSIONS, {"s1": "a slice of 64 columns at %p.1"})["s1"]
+    d = _found(FUSIONS, {"s1": "a slice of f32[64,128]{1,0:T(8,128)} rows"})["s1"]
+    e = _found(FUSIONS, {"s1": "a slice of f32[64,128]{0,1} rows"})["s1"]
+    assert a.fingerprint == b.fingerprint != c.fingerprint
+    assert d.fingerprint == e.fingerprint  # a layout in the message does not count
+
+
+def test_a_findings_source_is_its_metadata_where_it_has_any():
+    found = _found(FUSIONS, {"m1": "x", "m2": "x", "s1": "x"})
+    assert (found["m1"].source["op_name"], found["m1"].source["file"], found["m1"].source["line"]) == (
+        "jit(f)/neg", "/m/f.py", 7)
+    assert found["m2"].source["op_name"] == "jit(f)/neg" and not found["m2"].source["file"]
+    assert found["s1"].source == {}
+
+
+def test_a_module_level_finding_is_fingerprinted_by_its_code_and_message():
+    class Module_(ModuleRule):
+        code = "T994"
+        name = "module-level"
+
+        def check_module(self, ctx):
+            from hloscope.rules.base import Finding
+
+            yield Finding(code=self.code, name=self.name, severity=Severity.INFO, message=ctx.module.name,
+                          file="", line=1, column=1, module=ctx.module.name, computation="",
+                          instruction="", help="Nothing.")
+
+    (a,) = run(parse(FUSIONS), [Module_()]).findings
+    (b,) = run(parse(FUSIONS.replace("HloModule m", "HloModule other")), [Module_()]).findings
+    assert a.fingerprint != b.fingerprint and a.source == {} and len(a.fingerprint) == 40
+
+
+def test_inline_suppression_by_code_list_by_name_and_all():
+    lines = FUSIONS.splitlines()
+    k = next(i for i, line in enumerate(lines) if line.strip().startswith("s1 ="))
+
+    def suppressed(comment: str) -> tuple[int, set]:
+        text = "\n".join(lines[:k] + [lines[k] + " " + comment] + lines[k + 1:])
+        modules = parse(text)
+        result = run(modules, [_Says({"s1": "x", "s2": "y"})], sources={modules[0].path: text.splitlines()})
+        return result.suppressed, {f.instruction for f in result.findings}
+
+    assert suppressed("// hloscope: ignore[H001, T995]") == (1, {"s2"})
+    assert suppressed("// hloscope: ignore[says]") == (1, {"s2"})
+    assert suppressed("// hloscope: ignore[ALL]") == (1, {"s2"})
+    assert suppressed("// hloscope: ignore[H001]") == (0, {"s1", "s2"})
+    assert suppressed("// hloscope: ignore[all]") == (0, {"s1", "s2"})  # ALL, as documented
+
+
+def test_run_counts_every_suppressed_finding():
+    lines = FUSIONS.splitlines()
+    text = "\n".join(line + (" // hloscope: ignore[T995]" if line.strip()[:3] in ("s1 ", "s2 ") else "")
+                     for line in lines)
+    modules = parse(text)
+    result = run(modules, [_Says({"s1": "x", "s2": "y", "m1": "z"})],
+                 sources={modules[0].path: text.splitlines()})
+    assert result.suppressed == 2 and [f.instruction for f in result.findings] == ["m1"]
+
+
+def test_run_sorts_findings_by_cost_highest_first():
+    class Costs(_Says):
+        def check_module(self, ctx):
+            for f in super().check_module(ctx):
+                yield replace(f, cost={"est_seconds": float(f.message)})
+
+    from dataclasses import replace
+
+    found = run(parse(FUSIONS), [Costs({"s1": "2", "s2": "9", "m1": "5", "f1": "1"})]).findings
+    assert [f.instruction for f in found] == ["s2", "m1", "s1", "f1"]
+
+
+def test_run_notes_rules_skipped_for_want_of_a_trace_and_kernels_not_decoded():
+    (module,) = load(FIXTURES / "rules" / "X002" / "future_kernel_v5e.hlo.txt")
+    rules = load_rules()
+    result = run([module], [rules["T001"](), rules["T002"](), rules["K001"]()])
+    assert "T001 (roofline-gap), T002 (pipeline-bubbles) skipped: needs trace" in result.notes
+    (note,) = [n for n in result.notes if n.startswith("kernel rules skipped")]
+    assert note.startswith(f"kernel rules skipped 1 Pallas kernel(s) of {module.name} that could not "
+                           "be decoded: Mosaic deserialization failed")
+    with_x002 = run([module], [rules["K001"](), rules["X002"]()])
+    assert not any(n.startswith("kernel rules skipped") for n in with_x002.notes)
+    assert [f.code for f in with_x002.findings] == ["X002"]
+
+
+def test_run_takes_the_stage_it_is_given_over_the_modules_own():
+    (module,) = load(COPY)  # an after-optimizations CPU compile
+    assert run([module], [load_rules()["H001"]()]).findings
+    before = run([module], [load_rules()["H001"]()], stage="before_optimizations")
+    assert before.findings == [] and any("skipped on" in n for n in before.notes)
+    assert before.modules[0]["stage"] == "before_optimizations"
