@@ -443,3 +443,48 @@ def test_run_takes_the_stage_it_is_given_over_the_modules_own():
     before = run([module], [load_rules()["H001"]()], stage="before_optimizations")
     assert before.findings == [] and any("skipped on" in n for n in before.notes)
     assert before.modules[0]["stage"] == "before_optimizations"
+
+
+def test_unknown_rule_options_are_an_error_naming_the_known_ones():
+    rules = load_rules()
+    with pytest.raises(ValueError) as e:
+        rules["H004"].make_options({"min_grup": 3, "bogus": 1})
+    assert str(e.value) == "H004 (split-dot) has no option(s) bogus, min_grup; known: expect, min_group"
+    with pytest.raises(ValueError) as e:
+        rules["K001"].make_options({"x": 1})
+    assert str(e.value).endswith("known: none")
+    assert rules["H004"].make_options({"min_group": 3}).min_group == 3
+
+
+def test_a_context_knows_its_modules_stage_unless_given_one():
+    from hloscope.stage import detect_stage
+
+    (module,) = load(COPY)
+    assert RuleContext(module).stage.name == "after_optimizations"
+    given = detect_stage(module, "before_optimizations")
+    assert RuleContext(module, stage=given).stage is given
+
+
+def test_contains_matmul_and_matmul_unit_per_platform():
+    from hloscope.cost.chips import get_chip
+    from hloscope.rules.helpers import contains_matmul, matmul_unit
+
+    (m,) = parse(DOTS)
+    ctx = RuleContext(m, None)
+    by = m.entry.by_name
+    assert [contains_matmul(by[n], ctx) for n in ("d", "c", "a", "t")] == [True, True, False, False]
+    (f,) = parse(FUSIONS)
+    assert not contains_matmul(f.entry.by_name["f1"], RuleContext(f, None))  # negate inside
+    assert [matmul_unit(RuleContext(m, get_chip(c))) for c in ("v5e", "h100", "cpu")] == [
+        "the MXU", "the tensor cores", "the matrix units"]
+
+
+def test_ici_time_names_the_links_and_says_nothing_without_a_time():
+    from types import SimpleNamespace
+
+    from hloscope.rules.helpers import ici_time
+
+    assert ici_time(SimpleNamespace(est_seconds=5.83e-6, links="ICI")) == ", ~5.83 us on ICI"
+    assert ici_time(SimpleNamespace(est_seconds=2e-3, links="")) == ", ~2.00 ms on the links"
+    assert ici_time(SimpleNamespace(est_seconds=2e-3)) == ", ~2.00 ms on the links"
+    assert ici_time(SimpleNamespace(est_seconds=0.0, links="ICI")) == ""
