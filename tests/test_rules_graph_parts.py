@@ -1,0 +1,104 @@
+"""The graph rules (H001-H013, F001, G001) part by part, on real compiled modules: each branch
+the rule fixtures leave alone (a chip with no TF32 advantage, an f32 algorithm instead of a
+precision, no chip at all, shapes whose dims tell the message's figures apart), against values
+worked out here from the shapes and the chip table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from conftest import FIXTURES
+
+from hloscope.cost.chips import get_chip
+from hloscope.parser import load, parse, parse_shape
+from hloscope.rules.base import RuleContext
+from hloscope.rules.registry import load_rules
+
+H100 = get_chip("h100")
+F32_H100 = FIXTURES / "rules" / "H010" / "f32_matmul_h100.hlo.txt"  # f32 1024^3 dot at HIGHEST
+
+
+def _rule(code: str, **options):
+    cls = load_rules()[code]
+    return cls(cls.make_options(options) if options else None)
+
+
+def _h010(module, chip, assumed=None):
+    rule = _rule("H010")
+    ctx = RuleContext(module, chip, assumed_chip=assumed)
+    return [f for c in module.computations for i in c.instructions if i.opcode == "dot"
+            for f in rule.check(i, ctx)]
+
+
+# ----------------------------------------------------------------- H010 on GPUs
+
+def test_h010_gpu_cost_is_the_f32_time_less_the_tf32_time():
+    (m,) = load(F32_H100)
+    (f,) = _h010(m, H100)
+    flops = 2 * 1024 ** 3
+    assert f.cost == {"est_seconds": pytest.approx(flops / 67e12 - flops / 494.5e12)}
+    assert "at precision=HIGHEST" in f.message and "67 TFLOP/s" in f.message and "at 494;" in f.message
+    assert f.evidence["peak_f32"] == 67e12 and f.evidence["peak_tf32"] == 494.5e12
+    # the assumed chip serves where none is known (a GPU module: the figures rest on it)
+    (g,) = _h010(m, None, assumed=H100)
+    assert g.cost == f.cost
+
+
+def test_h010_gpu_an_f32_algorithm_is_reported_by_its_name():
+    # the same real module with the dot's precision given as XLA's algorithm instead
+    text = F32_H100.read_text().replace("operand_precision={highest,highest}", "algorithm=dot_f32_f32_f32")
+    (m,) = parse(text)
+    (f,) = _h010(m, H100)
+    assert "at algorithm=dot_f32_f32_f32" in f.message and f.evidence["algorithm"] == "dot_f32_f32_f32"
+
+
+def test_h010_gpu_silent_where_tf32_gains_nothing_or_no_chip_is_known():
+    (m,) = load(F32_H100)
+    assert _h010(m, replace(H100, peak_tf32_flops=H100.peak_f32_flops)) == []
+    assert _h010(m, replace(H100, peak_tf32_flops=H100.peak_f32_flops / 2)) == []
+    assert _h010(m, replace(H100, peak_tf32_flops=None)) == []
+    assert len(_h010(m, replace(H100, peak_tf32_flops=H100.peak_f32_flops * 1.01))) == 1
+    assert _h010(m, None) == []
+
+
+# ----------------------------------------------------------------- H011 what it reports
+
+@pytest.fixture(scope="module")
+def scores():  # H011's positive on v5e: fusion.3 writes f32[8,8192,8192] attention scores
+    (m,) = load(FIXTURES / "rules" / "H011" / "naive_attention_v5e.hlo.txt")
+    return m
+
+
+def _users(module, name: str) -> int:
+    comp = next(c for c in module.computations if name in c.by_name)
+    return sum(1 for i in comp.instructions if name in i.operands)
+
+
+def test_h011_figures_of_a_cross_attention_block_without_a_chip(scores):
+    rule = _rule("H011")
+    instr = scores.entry.by_name["fusion.3"]
+    shape = parse_shape("f32[2,8,1024,8192]")  # queries 1024, keys 8192: the dims apart
+    nbytes = 2 * 8 * 1024 * 8192 * 4
+    f = rule._report(RuleContext(scores, None), instr, shape, "attention", nbytes, 0, 16 << 30)
+    traffic = nbytes * (1 + max(_users(scores, "fusion.3"), 1))
+    assert "attention scores [.., 1024, 8192] f32[2,8,1024,8192]:" in f.message
+    assert "(3.1% of 16.0 GiB, 536870912x the largest input)" in f.message  # (no parameter: over 1 byte)
+    assert f.cost == {"bytes_wasted": float(traffic)} and "of HBM time" not in f.message
+    assert f.evidence["traffic_bytes"] == traffic and f.evidence["output_index"] is None
+
+
+def test_h011_names_the_output_and_the_others_of_a_multi_output_fusion(scores):
+    rule = _rule("H011")
+    instr = scores.entry.by_name["fusion.3"]
+    shape = parse_shape("f32[4096,32768]")
+    v5e = get_chip("v5e")
+    one = rule._report(RuleContext(scores, v5e), instr, shape, "logits", 512 << 20, 64 << 20, 16 << 30,
+                       index=1, outputs=3, others=[2])
+    assert "vocabulary logits [.., 32768] f32[4096,32768] (output 1 of its 3; output 2 too):" in one.message
+    assert "(3.1% of 16.0 GiB, 8x the largest input)" in one.message
+    assert one.cost["est_seconds"] == pytest.approx(one.cost["bytes_wasted"] / v5e.hbm_bandwidth)
+    two = rule._report(RuleContext(scores, v5e), instr, shape, "logits", 512 << 20, 64 << 20, 16 << 30,
+                       index=0, outputs=3, others=[1, 2])
+    assert "(output 0 of its 3; outputs 1, 2 too):" in two.message
