@@ -75,7 +75,7 @@ def detect_stage(module: Module, override: str | None = None) -> Stage:
     named = stage_from_name(module.path)
     if named is not None:
         return named
-    if module.attrs.get("is_scheduled") == "true":
+    if module.is_scheduled:
         return Stage(AFTER, "is_scheduled=true")
     opcodes = module.opcodes()
     if "custom-call" in opcodes and any(

@@ -196,4 +196,4 @@ def platform_of(module) -> str | None:
             config = instr.raw_attr("backend_config") or ""
             if any(key in config for key in _GPU_CONFIG):
                 return "gpu"
-    return "cpu" if module.attrs.get("is_scheduled") == "true" else None
+    return "cpu" if module.is_scheduled else None

@@ -337,7 +337,7 @@ def memory(module: Module, top: int = 10, chip=None) -> MemoryReport:
     order of its text is taken as the schedule, and `scheduled` says so); `chip`: the TPU it
     is for, whose allocation unit rounds the output tuple's index table (512 bytes unless the
     chip says otherwise)."""
-    report = MemoryReport(module.name, str(module.attrs.get("is_scheduled", "")).lower() == "true")
+    report = MemoryReport(module.name, module.is_scheduled)
     if module.entry is None:
         return report
     walk = _Walk(module, module.entry, platform=platform_of(module))
@@ -352,7 +352,7 @@ def memory(module: Module, top: int = 10, chip=None) -> MemoryReport:
     report.output_bytes += report.alias_bytes  # XLA counts an output that is an argument in both
     # outputs the module header gives an argument's buffer (donation): in both, once in HBM
     params = {p.parameter_number: p for p in module.entry.parameters}
-    for out_index, number, index in alias_pairs(str(module.attrs.get("input_output_alias", ""))):
+    for out_index, number, index in alias_pairs(module.input_output_alias):
         param = params.get(number)
         leaf = leaf_at(param.shape, index) if param is not None else None
         out_leaf = leaf_at(root.shape, out_index) if root is not None else None

@@ -132,7 +132,7 @@ def _apply(walk: _Walk, placed: list, moved, kind: str) -> None:
 def _donated_outputs(walk: _Walk) -> set[int]:
     """Buffer ids of the root's leaves the module header aliases to a parameter."""
     root = walk.comp.root
-    raw = str(walk.module.attrs.get("input_output_alias", "")) if root is not None else ""
+    raw = walk.module.input_output_alias if root is not None else ""
     ids = walk.values.get(root.name, []) if raw else []
     out = set()
     for out_index, _, _ in alias_pairs(raw):

@@ -44,6 +44,17 @@ class Module:
     def instructions(self) -> list[Instruction]:
         return [i for c in self.computations for i in c.instructions]
 
+    @property
+    def is_scheduled(self) -> bool:
+        """The header's `is_scheduled=true`: each computation lists its instructions in the
+        order they run (a compiled module)."""
+        return str(self.attrs.get("is_scheduled")).lower() == "true"
+
+    @property
+    def input_output_alias(self) -> str:
+        """The header's `input_output_alias={...}` text (donated parameters), or ''."""
+        return str(self.attrs.get("input_output_alias") or "")
+
     def opcodes(self) -> set[str]:
         """The distinct opcodes of its instructions (a set built at C speed: for questions
         about the module as a whole, asked of a few dozen opcodes, not every instruction)."""

@@ -70,7 +70,7 @@ def _help(ctx: RuleContext, instr: Instruction) -> str:
     from hloscope.cost.sharing import alias_pairs
 
     number = _entry_parameter(ctx, instr)
-    donated = {n for _, n, _ in alias_pairs(str(ctx.module.attrs.get("input_output_alias", "")))}
+    donated = {n for _, n, _ in alias_pairs(ctx.module.input_output_alias)}
     why = ("Find why XLA needs a second buffer: a value both returned and updated, or a loop "
            "carry that is also read after the loop.")
     if number is None:
