@@ -102,3 +102,51 @@ def test_h011_names_the_output_and_the_others_of_a_multi_output_fusion(scores):
     two = rule._report(RuleContext(scores, v5e), instr, shape, "logits", 512 << 20, 64 << 20, 16 << 30,
                        index=0, outputs=3, others=[1, 2])
     assert "(output 0 of its 3; outputs 1, 2 too):" in two.message
+
+
+# ----------------------------------------------------------------- H001's help: where the copy reads
+
+# HAND-WRITTEN: copies of a parameter through a bitcast, of a tuple parameter's element, of a
+# value made in the program, and of a called computation's parameter; parameter 1 donated
+COPIES = """HloModule m, input_output_alias={ {}: (1, {}, may-alias) }
+
+callee {
+  a = f32[256,256] parameter(0)
+  ROOT c4 = f32[256,256] copy(a)
+}
+
+ENTRY e {
+  t = (f32[256,256], f32[256,256]) parameter(0)
+  d = f32[256,256] parameter(1)
+  p = f32[256,256] parameter(2)
+  b = f32[65536] bitcast(p)
+  c1 = f32[65536] copy(b)
+  g = f32[256,256] get-tuple-element(t), index=1
+  c2 = f32[256,256] copy(g)
+  s = f32[256,256] add(p, p)
+  c3 = f32[256,256] copy(s)
+  c5 = f32[256,256] copy(d)
+  k = f32[256,256] call(p), to_apply=callee
+  ROOT r = f32[256,256] add(k, c5)
+}
+"""
+
+
+def test_h001_help_follows_the_copied_value_to_its_parameter():
+    from hloscope.rules.h001_defensive_copy import _help
+
+    (m,) = parse(COPIES)
+    ctx = RuleContext(m, None)
+
+    def help_of(name: str) -> str:
+        comp = next(c for c in m.computations if name in c.by_name)
+        return _help(ctx, comp.by_name[name])
+
+    assert help_of("c1").startswith("Parameter 2 is not donated: XLA copies it before updating it in "
+                                     "place. Donate it (donate_argnums) if the caller does not need it "
+                                     "afterwards, or find why XLA needs a second buffer")
+    assert help_of("c2").startswith("Parameter 0 is not donated")  # through the tuple's element
+    assert help_of("c5").startswith("Parameter 1 already aliases an output (input_output_alias)")
+    assert "donate" not in help_of("c5").lower().replace("already aliases", "")
+    for made in ("c3", "c4"):  # a value made in the program; a called computation's parameter
+        assert help_of(made).endswith("Restructure so one buffer suffices (return the updated value only).")

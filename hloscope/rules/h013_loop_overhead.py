@@ -70,7 +70,7 @@ class LoopOverhead(ModuleRule):
         condition's ops that run alone (nested loops are judged on their own)."""
         ops, work, spent = 0, 0.0, 0.0
         for name in (loop.attr("body"), loop.attr("condition")):
-            comp = ctx.module.by_name.get(str(name or "").lstrip("%"))
+            comp = ctx.module.by_name.get(name)  # (the parser reads the name without its %)
             for instr in comp.instructions if comp is not None else ():
                 if not has_row(instr.opcode) or not runs_alone(instr.opcode):
                     continue
