@@ -150,3 +150,42 @@ def test_h001_help_follows_the_copied_value_to_its_parameter():
     assert "donate" not in help_of("c5").lower().replace("already aliases", "")
     for made in ("c3", "c4"):  # a value made in the program; a called computation's parameter
         assert help_of(made).endswith("Restructure so one buffer suffices (return the updated value only).")
+
+
+# ----------------------------------------------------------------- H003: where padding counts
+
+# HAND-WRITTEN: an [N, 8] f32 array in TPU (8, 128) tiles (16x its data) as an entry parameter,
+# a fusion's parameter and result inside it, a loop body's parameter, and an entry op's result
+NARROW = """HloModule m, is_scheduled=true
+
+fused {
+  a = f32[65536,8]{1,0:T(8,128)} parameter(0)
+  ROOT n = f32[65536,8]{1,0:T(8,128)} negate(a)
+}
+
+cond {
+  s = f32[65536,8]{1,0:T(8,128)} parameter(0)
+  ROOT f = pred[] constant(false)
+}
+
+body {
+  s = f32[65536,8]{1,0:T(8,128)} parameter(0)
+  ROOT e = f32[65536,8]{1,0:T(8,128)} exponential(s)
+}
+
+ENTRY e {
+  p = f32[65536,8]{1,0:T(8,128)} parameter(0)
+  f = f32[65536,8]{1,0:T(8,128)} fusion(p), kind=kLoop, calls=fused
+  ROOT w = f32[65536,8]{1,0:T(8,128)} while(f), condition=cond, body=body
+}
+"""
+
+
+def test_h003_counts_entry_parameters_and_results_not_fused_values_nor_callee_parameters():
+    (m,) = parse(NARROW)
+    found = list(_rule("H003").check_module(RuleContext(m, get_chip("v5e"))))
+    assert sorted((f.computation, f.instruction) for f in found) == [
+        ("body", "e"), ("e", "f"), ("e", "p")]  # (the while's result is its state's buffer)
+    f = next(f for f in found if f.instruction == "p")
+    assert (f.evidence["logical_bytes"], f.evidence["padded_bytes"]) == (65536 * 8 * 4, 65536 * 128 * 4)
+    assert f.cost == {"bytes_wasted": float(65536 * 120 * 4)} and f.evidence["ratio"] == 16.0
