@@ -189,3 +189,68 @@ def test_h003_counts_entry_parameters_and_results_not_fused_values_nor_callee_pa
     f = next(f for f in found if f.instruction == "p")
     assert (f.evidence["logical_bytes"], f.evidence["padded_bytes"]) == (65536 * 8 * 4, 65536 * 128 * 4)
     assert f.cost == {"bytes_wasted": float(65536 * 120 * 4)} and f.evidence["ratio"] == 16.0
+
+
+# ----------------------------------------------------------------- H012: the verdict per capacity
+
+NEAR_FULL = FIXTURES / "rules" / "H012" / "near_full_v5e.hlo.txt"
+PEAK = 2 * 8192524288  # XLA's memory_analysis: argument + output, no alias, no temporaries
+
+
+def _h012(module, chip, assumed=None, **options):
+    return list(_rule("H012", **options).check_module(RuleContext(module, chip, assumed_chip=assumed)))
+
+
+def test_h012_warns_from_the_margin_and_errs_past_the_capacity():
+    from hloscope.rules.base import Severity
+
+    (m,) = load(NEAR_FULL)
+    v5e = get_chip("v5e")
+    at = lambda hbm: _h012(m, replace(v5e, hbm_bytes=hbm))  # noqa: E731
+    assert at(int(PEAK / 0.95) + 1024) == []  # more than 5% headroom
+    (warn,) = at(int(PEAK / 0.95) - 1024)
+    assert warn.severity is Severity.WARNING and warn.message.endswith("; under 5% headroom")
+    (fits,) = at(PEAK)  # exactly full: not over
+    assert fits.severity is Severity.WARNING
+    (err,) = at(PEAK - 1)
+    assert err.severity is Severity.ERROR and err.message.endswith("; it does not fit")
+    assert err.evidence["hbm_bytes"] == PEAK and err.evidence["capacity"] == PEAK - 1
+    assert err.evidence["argument_bytes"] == err.evidence["output_bytes"] == 8192524288
+    assert err.instruction == m.entry.root.name  # no temporaries: at the root
+    assert _h012(m, replace(v5e, hbm_bytes=PEAK * 2), margin=0.6)[0].message.endswith("headroom")
+    assert "under 60% headroom" in _h012(m, replace(v5e, hbm_bytes=PEAK * 2), margin=0.6)[0].message
+
+
+def test_h012_against_an_assumed_chip_only_informs():
+    from hloscope.rules.base import Severity
+
+    (m,) = load(NEAR_FULL)
+    small = replace(get_chip("v5e"), hbm_bytes=PEAK // 2)
+    (f,) = _h012(m, None, assumed=small)
+    assert f.severity is Severity.INFO
+    assert "(200.0% of 7.6 GiB of an assumed TPU v5e)" in f.message
+    assert f.message.endswith("; set --chip to judge it: nothing states the chip")
+
+
+def test_h012_on_a_gpu_counts_what_jaxs_allocator_takes():
+    from hloscope.rules.base import Severity
+
+    (m,) = load(NEAR_FULL)
+    gpu = replace(get_chip("h100"), hbm_bytes=int(PEAK / 0.8))  # 0.75 of it is under the peak
+    (f,) = _h012(m, gpu)
+    assert f.severity is Severity.WARNING and f.message.endswith("; over what JAX allocates")
+    assert "JAX's allocator takes 75% of it" in f.message
+    assert f.help.endswith("XLA_PYTHON_CLIENT_MEM_FRACTION=.95 lets JAX's allocator take more of the memory.")
+    assert _h012(m, gpu, gpu_memory_fraction=0.82)[0].message.endswith("; under 5% headroom")  # 1.025x the peak
+    assert _h012(m, replace(gpu, hbm_bytes=PEAK * 2)) == []  # 75% of it still holds the peak
+    (tpu,) = _h012(m, replace(get_chip("v5e"), hbm_bytes=int(PEAK / 0.97)))
+    assert "allocator" not in tpu.message and "XLA_PYTHON_CLIENT_MEM_FRACTION" not in tpu.help
+
+
+def test_h012_names_the_peaks_instruction_and_whats_live_there():
+    (m,) = load(FIXTURES / "memory" / "big_temporary_v5e.hlo.txt")
+    total = 8388608 + 32768 + 536870912  # XLA: argument + output + its 512 MiB temporary heap
+    (f,) = _h012(m, replace(get_chip("v5e"), hbm_bytes=total))
+    assert f.instruction != m.entry.root.name and f.evidence["temp_peak_bytes"] == 512 << 20
+    assert "(largest live: %" in f.message and "512.0 MiB" in f.message
+    assert f.evidence["peak_step"] is not None
