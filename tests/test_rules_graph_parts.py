@@ -254,3 +254,49 @@ def test_h012_names_the_peaks_instruction_and_whats_live_there():
     assert f.instruction != m.entry.root.name and f.evidence["temp_peak_bytes"] == 512 << 20
     assert "(largest live: %" in f.message and "512.0 MiB" in f.message
     assert f.evidence["peak_step"] is not None
+
+
+# ----------------------------------------------------------------- H013: each limit at equality
+
+TINY_LOOP = FIXTURES / "rules" / "H013" / "tiny_loop_v5e.hlo.txt"  # 1024 trips of 3 tiny ops
+
+
+def _h013(module, chip, assumed=None, **options):
+    return list(_rule("H013", **options).check_module(RuleContext(module, chip, assumed_chip=assumed)))
+
+
+def test_h013_figures_are_the_floor_per_op_and_the_overhead_over_the_trips():
+    from hloscope.rules.base import Severity
+
+    (m,) = load(TINY_LOOP)
+    v5e = get_chip("v5e")
+    (f,) = _h013(m, v5e)
+    e = f.evidence
+    assert (e["trips"], e["ops_per_trip"], e["op_floor_seconds"]) == (1024, 3, 1.2e-6)
+    # each of the 3 ops is under the floor: a trip takes 3 floors, the work far less
+    assert e["seconds_per_trip"] == pytest.approx(3 * 1.2e-6)
+    assert e["roofline_seconds_per_trip"] < 1.2e-6
+    assert f.cost["est_seconds"] == pytest.approx((e["seconds_per_trip"] - e["roofline_seconds_per_trip"]) * 1024)
+    assert f.severity is Severity.WARNING
+    (info,) = _h013(m, None, assumed=v5e)  # an assumed chip: the figures, no verdict
+    assert info.severity is Severity.INFO and info.evidence == f.evidence
+
+
+def test_h013_limits_at_equality():
+    (m,) = load(TINY_LOOP)
+    v5e = get_chip("v5e")
+    (f,) = _h013(m, v5e)
+    overhead = f.cost["est_seconds"]
+    share = 1 - f.evidence["roofline_seconds_per_trip"] / f.evidence["seconds_per_trip"]
+    assert len(_h013(m, v5e, min_trips=1024)) == 1 and _h013(m, v5e, min_trips=1025) == []
+    assert len(_h013(m, v5e, min_seconds=overhead * 0.999)) == 1
+    assert _h013(m, v5e, min_seconds=overhead * 1.001) == []
+    assert len(_h013(m, v5e, min_share=share * 0.999)) == 1
+    assert _h013(m, v5e, min_share=share * 1.001) == []
+
+
+def test_h013_needs_a_chip_with_a_per_op_floor():
+    (m,) = load(TINY_LOOP)
+    assert _h013(m, get_chip("h100")) == []  # no measured floor in the table
+    assert _h013(m, None) == []
+    assert _h013(m, replace(get_chip("v5e"), op_floor_s=0.0)) == []
