@@ -300,3 +300,67 @@ def test_h013_needs_a_chip_with_a_per_op_floor():
     assert _h013(m, get_chip("h100")) == []  # no measured floor in the table
     assert _h013(m, None) == []
     assert _h013(m, replace(get_chip("v5e"), op_floor_s=0.0)) == []
+
+
+# ----------------------------------------------------------------- H011: which buffers count
+
+def test_h011_kinds_by_shape_at_their_limits():
+    rule = _rule("H011")
+    kind = lambda text: rule._kind(parse_shape(text))  # noqa: E731
+    assert kind("f32[8,512,512]") == "attention" and kind("f32[8,511,511]") is None
+    assert kind("f32[512,512]") is None  # rank 2: a square matrix, not [.., S, S] scores
+    assert kind("f32[8,512,1024]") is None  # not square
+    assert kind("f32[4096,32768]") == "logits" and kind("f32[4096,32767]") is None
+    assert kind("f32[32768]") is None
+    assert _rule("H011", min_seq=1024)._kind(parse_shape("f32[8,512,512]")) is None
+    assert _rule("H011", min_vocab=1000)._kind(parse_shape("f32[16,1000]")) == "logits"
+
+
+def test_h011_limits_share_of_hbm_and_ratio_to_the_largest_input(scores):
+    v5e = get_chip("v5e")
+    ctx = lambda chip: RuleContext(scores, chip)  # noqa: E731
+    found = list(_rule("H011").check_module(ctx(v5e)))
+    nbytes = 8 * 8192 * 8192 * 4  # f32[8,8192,8192] scores: 2 GiB
+    assert {f.evidence["bytes"] for f in found} == {nbytes}
+    largest = found[0].evidence["largest_parameter_bytes"]
+    # the share of HBM at equality (reported from it), and the ratio to the largest input
+    at = lambda **o: list(_rule("H011", **o).check_module(ctx(v5e)))  # noqa: E731
+    assert len(at(hbm_fraction=nbytes / v5e.hbm_bytes)) == len(found)
+    assert at(hbm_fraction=nbytes / v5e.hbm_bytes * 1.001) == []
+    assert len(at(min_ratio=nbytes / largest)) == len(found)
+    assert at(min_ratio=nbytes / largest * 1.001) == []
+    # without a chip, 1% of 16 GiB
+    assert len(list(_rule("H011").check_module(ctx(None)))) == len(found)
+
+
+# HAND-WRITTEN: a multi-output fusion writing two logits-sized outputs and a small one, a
+# fusion's body holding such a value (on chip, not counted), and a bitcast of the big one
+MULTI = """HloModule m, is_scheduled=true
+
+body {
+  p = bf16[2048,1024] parameter(0)
+  w = bf16[1024,65536] parameter(1)
+  a = f32[2048,65536] dot(p, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b = f32[2048,32768] slice(a), slice={[0:2048], [0:32768]}
+  s = f32[2048] constant({...})
+  ROOT t = (f32[2048], f32[2048,65536], f32[2048,32768]) tuple(s, a, b)
+}
+
+ENTRY e {
+  p = bf16[2048,1024] parameter(0)
+  w = bf16[1024,65536] parameter(1)
+  f = (f32[2048], f32[2048,65536], f32[2048,32768]) fusion(p, w), kind=kOutput, calls=body
+  g = f32[2048,65536] get-tuple-element(f), index=1
+  ROOT c = f32[2048,65536] bitcast(g)
+}
+"""
+
+
+def test_h011_one_finding_per_multi_output_op_at_its_largest_output():
+    (m,) = parse(MULTI)
+    (f,) = list(_rule("H011").check_module(RuleContext(m, get_chip("v5e"))))
+    assert (f.computation, f.instruction) == ("e", "f")  # not the fused body's, nor the bitcast
+    assert f.evidence["output_index"] == 1 and f.evidence["bytes"] == 2048 * 65536 * 4
+    assert "(output 1 of its 3):" in f.message  # output 2 is 2x the largest input, under 4x
+    (g,) = list(_rule("H011", min_ratio=2).check_module(RuleContext(m, get_chip("v5e"))))
+    assert g.evidence["output_index"] == 1 and "(output 1 of its 3; output 2 too)" in g.message
