@@ -364,3 +364,71 @@ def test_h011_one_finding_per_multi_output_op_at_its_largest_output():
     assert "(output 1 of its 3):" in f.message  # output 2 is 2x the largest input, under 4x
     (g,) = list(_rule("H011", min_ratio=2).check_module(RuleContext(m, get_chip("v5e"))))
     assert g.evidence["output_index"] == 1 and "(output 1 of its 3; output 2 too)" in g.message
+
+
+# ----------------------------------------------------------------- G001: both tilings, the waves
+
+def _g001_module(config: str, out="f32[32,57]", body_dot=True) -> str:
+    """HAND-WRITTEN: one Triton fusion with the backend config given (XLA's two forms: a
+    __triton_gemm's triton_gemm_config, a nested GEMM's block-level output_tiles)."""
+    inner = (f"  ROOT d = {out} dot(a, b), lhs_contracting_dims={{0}}, rhs_contracting_dims={{0}}"
+             if body_dot else f"  c = f32[] constant(0)\n  ROOT d = {out} broadcast(c), dimensions={{}}")
+    m, n = out[4:-1].split(",")
+    return f"""HloModule m
+
+gemm {{
+  a = f32[64,{m}] parameter(0)
+  b = f32[64,{n}] parameter(1)
+{inner}
+}}
+
+ENTRY e {{
+  a = f32[64,{m}] parameter(0)
+  b = f32[64,{n}] parameter(1)
+  ROOT r = {out} fusion(a, b), kind=kCustom, calls=gemm, backend_config={config}
+}}
+"""
+
+
+NESTED = '{"fusion_backend_config":{"kind":"__triton_nested_gemm_fusion","block_level_fusion_config":{"output_tiles":[{"sizes":[%s]}]}}}'
+GEMM = '{"fusion_backend_config":{"kind":"__triton_gemm","triton_gemm_config":{%s}}}'
+
+
+def _g001(text: str, chip=H100, **options):
+    (m,) = parse(text)
+    rule = _rule("G001", **options)
+    ctx = RuleContext(m, chip)
+    return [f for i in m.entry.instructions for f in rule.check(i, ctx)]
+
+
+def test_g001_reads_both_tiling_forms():
+    from hloscope.rules.g001_triton_tile_waste import triton_tiling
+
+    def tiling(config):
+        (m,) = parse(_g001_module(config))
+        return triton_tiling(m.entry.root)
+
+    assert tiling(GEMM % '"block_m":"64","block_n":"32","block_k":"16","split_k":"2","num_stages":"3"') == {
+        "block_m": 64, "block_n": 32, "block_k": 16, "split_k": 2, "num_stages": 3}
+    assert tiling(GEMM % '"block_m":"64","block_k":"16"') is None  # no block_n: no tiling to judge
+    assert tiling(GEMM % '"block_n":"64"') is None
+    assert tiling(NESTED % '"64","16"') == {"tile": [64, 16]}
+    assert tiling(NESTED % "") is None
+    assert tiling('{"fusion_backend_config":{"kind":"__cudnn$fusion"}}') is None
+
+
+def test_g001_nested_gemm_tiles_overhanging_the_output():
+    (f,) = _g001(_g001_module(NESTED % '"64","64"'))
+    # one 64x64 tile over 32x57: 1 - 32*57 / 64^2 of its work is overhang
+    assert f"64x64 tiles on a 32x57 output: {(1 - 32 * 57 / 4096) * 100:.0f}% of the tiles' work" in f.message
+    assert f.evidence["grid"] == 1 and f.evidence["tile"] == [64, 64]
+    assert _g001(_g001_module(NESTED % '"32","57"')) == []  # tiles that fit
+    assert _g001(_g001_module(NESTED % '"64"')) == []  # one size for two dims: not read
+    assert _g001(_g001_module(NESTED % '"0","64"')) == []
+    # 1-row tiles: 32 x ceil(57/64) = 32 tiles of 64 columns, 1 - 57/64 of each is overhang
+    (g,) = _g001(_g001_module(NESTED % '"1","64"'), max_waste=0.1)
+    assert g.evidence["grid"] == 32 and f"{(1 - 57 / 64) * 100:.0f}% of the tiles' work" in g.message
+
+
+def test_g001_a_gemm_fusion_without_a_dot_is_not_judged():
+    assert _g001(_g001_module(GEMM % '"block_m":"64","block_n":"64"', body_dot=False)) == []
