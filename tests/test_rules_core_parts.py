@@ -40,7 +40,9 @@ class _ModuleBoom(ModuleRule):
 
 def test_a_rule_crashing_on_an_instruction_is_reported_there_with_its_place_in_the_rule():
     (module,) = load(COPY)
-    (err,) = [f for f in run([module], [_Boom()]).findings if f.code == "X000"]
+    found = run([module], [_Boom(), load_rules()["H001"]()]).findings
+    (err,) = [f for f in found if f.code == "X000"]
+    assert any(f.code == "H001" for f in found)  # the other rule still ran
     first = next(i for i in module.instructions() if i.opcode == "copy")
     assert (err.name, err.severity, err.evidence) == ("internal-error", Severity.ERROR, {"rule": "T998"})
     assert (err.file, err.module, err.computation, err.instruction, err.line, err.column) == (
