@@ -432,3 +432,49 @@ def test_g001_nested_gemm_tiles_overhanging_the_output():
 
 def test_g001_a_gemm_fusion_without_a_dot_is_not_judged():
     assert _g001(_g001_module(GEMM % '"block_m":"64","block_n":"64"', body_dot=False)) == []
+
+
+def test_g001_a_last_wave_that_leaves_most_sms_idle():
+    from hloscope.rules.base import Severity
+
+    # 448 x 1216 in 64 x 64 blocks: 7 x 19 = 133 thread blocks on 132 SMs: two waves, the
+    # second one block; 133 / 264 of the SM-time used
+    text = _g001_module(GEMM % '"block_m":"64","block_n":"64"', out="f32[448,1216]")
+    (f,) = _g001(text)
+    assert f.message == ("%r: 133 thread blocks make 2 waves on NVIDIA H100 SXM's 132 SMs, the last 1 "
+                         f"of 132: {133 / 264 * 100:.0f}% of the SM-time used"
+                         + f.message[f.message.index(", ~"):])
+    assert (f.evidence["grid"], f.evidence["sm_count"], f.evidence["waste"]) == (133, 132, 0.0)
+    assert f.evidence["wave_efficiency"] == round(133 / 264, 4)
+    flops = 2 * 448 * 1216 * 64
+    lost = 1 - 133 / 264
+    assert f.evidence["flops"] == flops
+    assert f.cost["est_seconds"] == pytest.approx(flops / (1 - lost) * lost / 989e12)
+    assert f.severity is Severity.INFO  # 70 MFLOPs: under min_flops
+    assert _g001(text, min_flops=flops)[0].severity is Severity.WARNING
+    assert _g001(text, min_wave_efficiency=133 / 264) == []  # at the limit: fine
+    assert _g001(text, chip=get_chip("v5e")) == []  # no SMs to idle on a TPU
+    assert _g001(text, chip=None) == []
+
+
+def test_g001_whole_waves_and_split_k_and_batch():
+    full = _g001_module(GEMM % '"block_m":"64","block_n":"64"', out="f32[768,704]")  # 12 x 11 = 132
+    assert _g001(full) == []
+    # split-K 2 doubles the grid: 264 blocks, two full waves
+    assert _g001(_g001_module(GEMM % '"block_m":"64","block_n":"64","split_k":"2"', out="f32[768,704]")) == []
+    # 133 blocks times split-K 2: 266, a third wave of 2 blocks
+    (f,) = _g001(_g001_module(GEMM % '"block_m":"64","block_n":"64","split_k":"2"', out="f32[448,1216]"))
+    assert f.evidence["grid"] == 266 and "make 3 waves" in f.message and "the last 2 of 132" in f.message
+
+
+def test_g001_overhang_and_idle_sms_together():
+    # 80 x 1216 in 64 x 64: 2 x 19 = 38 blocks, one wave; 1 - 80/128 of the rows are overhang
+    (f,) = _g001(_g001_module(GEMM % '"block_m":"64","block_n":"64"', out="f32[80,1216]"))
+    assert f.message.startswith(f"%r: 64x64 tiles on a 80x1216 output: {(1 - 80 / 128) * 100:.0f}% of "
+                                "the tiles' work is overhang, ~")
+    # 80 x 4288: 2 x 67 = 134 blocks, two waves, the last 2 of 132: both problems, in that order
+    (g,) = _g001(_g001_module(GEMM % '"block_m":"64","block_n":"64"', out="f32[80,4288]"))
+    assert g.message.startswith(f"%r: 64x64 tiles on a 80x4288 output: {(1 - 80 / 128) * 100:.0f}% of "
+                                "the tiles' work is overhang; 134 thread blocks make 2 waves")
+    lost = 1 - (80 / 128) * (134 / 264)
+    assert g.cost["est_seconds"] == pytest.approx(g.evidence["flops"] / (1 - lost) * lost / 989e12)
