@@ -478,3 +478,56 @@ def test_g001_overhang_and_idle_sms_together():
                                 "the tiles' work is overhang; 134 thread blocks make 2 waves")
     lost = 1 - (80 / 128) * (134 / 264)
     assert g.cost["est_seconds"] == pytest.approx(g.evidence["flops"] / (1 - lost) * lost / 989e12)
+
+
+# ----------------------------------------------------------------- H005: MXU padding, by hand
+
+def _dot_module(m: int, k: int, n: int, dtype="bf16") -> str:
+    """HAND-WRITTEN: one [m, k] x [k, n] dot."""
+    return f"""HloModule m
+
+ENTRY e {{
+  a = {dtype}[{m},{k}] parameter(0)
+  b = {dtype}[{k},{n}] parameter(1)
+  ROOT d = {dtype}[{m},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+
+
+def _h005(text: str, chip, **options):
+    (m,) = parse(text)
+    rule = _rule("H005", **options)
+    return list(rule.check(m.entry.root, RuleContext(m, chip)))
+
+
+def test_h005_padding_share_and_cost_of_k_and_n_off_the_mxu():
+    v5e = get_chip("v5e")
+    (f,) = _h005(_dot_module(1024, 200, 300), v5e)
+    util = (200 / 256) * (300 / 384)  # K and N padded to 128s; M=1024 fills 16-row sublanes
+    flops = 2 * 1024 * 200 * 300
+    assert f.evidence == {"M": 1024, "K": 200, "N": 300, "batch": 1, "mxu": 128, "utilization": round(util, 4)}
+    assert f.message.startswith(f"%d: K=200, N=300 not multiples of the 128x128 MXU; ~{(1 - util) * 100:.0f}% "
+                                "of MXU work is padding, ~")
+    assert f.cost["est_seconds"] == pytest.approx(flops * (1 / util - 1) / v5e.peak_bf16_flops)
+    (g,) = _h005(_dot_module(1024, 200, 300), get_chip("v6e"))  # a 256 x 256 MXU
+    assert g.evidence["mxu"] == 256 and g.evidence["utilization"] == round((200 / 256) * (300 / 512), 4)
+
+
+def test_h005_limits_at_equality_and_the_sublanes_of_m():
+    v5e = get_chip("v5e")
+    text = _dot_module(1024, 200, 300)
+    util, flops = (200 / 256) * (300 / 384), 2 * 1024 * 200 * 300
+    assert _h005(text, v5e, min_utilization=util) == []
+    assert len(_h005(text, v5e, min_utilization=util + 1e-9)) == 1
+    assert len(_h005(text, v5e, min_flops=flops)) == 1
+    assert _h005(text, v5e, min_flops=flops + 1) == []
+    # M off its sublanes alone: 1000 bf16 rows fill 63 of 16-row tiles (1008)
+    (f,) = _h005(_dot_module(1000, 256, 256), v5e, min_utilization=0.995)
+    assert f.message.startswith("%d: M=1000 (sublanes 16) not multiples") and f.evidence["utilization"] == round(1000 / 1008, 4)
+    (g,) = _h005(_dot_module(1004, 256, 256, "f32"), v5e, min_utilization=0.999)  # f32: 8-row sublanes
+    assert g.message.startswith("%d: M=1004 (sublanes 8) not") and g.evidence["utilization"] == round(1004 / 1008, 4)
+
+
+def test_h005_only_on_tpu_programs():
+    assert _h005(_dot_module(1024, 200, 300), H100) == []
+    assert _h005(_dot_module(1024, 200, 300), None) == []  # no chip, no TPU layouts
