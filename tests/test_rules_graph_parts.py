@@ -531,3 +531,59 @@ def test_h005_limits_at_equality_and_the_sublanes_of_m():
 def test_h005_only_on_tpu_programs():
     assert _h005(_dot_module(1024, 200, 300), H100) == []
     assert _h005(_dot_module(1024, 200, 300), None) == []  # no chip, no TPU layouts
+
+
+# ----------------------------------------------------------------- H009: the chain to the matmul
+
+# HAND-WRITTEN: a transpose reaching a dot through a reshape and a copy; one reaching a fusion
+# with a dot inside; one reaching a fusion without; one with two users; a small one
+CHAINS = """HloModule m
+
+with_dot {
+  x = f32[64,32] parameter(0)
+  w = f32[32,16] parameter(1)
+  ROOT d = f32[64,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+
+no_dot {
+  x = f32[64,32] parameter(0)
+  ROOT n = f32[64,32] negate(x)
+}
+
+ENTRY e {
+  p = f32[32,64] parameter(0)
+  w = f32[32,16] parameter(1)
+  t1 = f32[64,32] transpose(p), dimensions={1,0}
+  r1 = f32[64,32] reshape(t1)
+  c1 = f32[64,32] copy(r1)
+  d1 = f32[64,16] dot(c1, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t2 = f32[64,32] transpose(p), dimensions={1,0}
+  f2 = f32[64,16] fusion(t2, w), kind=kOutput, calls=with_dot
+  t3 = f32[64,32] transpose(p), dimensions={1,0}
+  f3 = f32[64,32] fusion(t3), kind=kLoop, calls=no_dot
+  t4 = f32[64,32] transpose(p), dimensions={1,0}
+  d4 = f32[64,16] dot(t4, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  n4 = f32[64,32] negate(t4)
+  s = f32[2,4] slice(p), slice={[0:2], [0:4]}
+  t5 = f32[4,2] transpose(s), dimensions={1,0}
+  w5 = f32[2,3] slice(w), slice={[0:2], [0:3]}
+  d5 = f32[4,3] dot(t5, w5), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (f32[64,16], f32[64,16], f32[64,32], f32[64,16], f32[64,32], f32[4,3]) tuple(d1, f2, f3, d4, n4, d5)
+}
+"""
+
+
+def test_h009_follows_one_users_chain_to_a_matmul_or_a_fusion_holding_one():
+    (m,) = parse(CHAINS)
+    rule = _rule("H009")
+    ctx = RuleContext(m, None)
+    found = {f.instruction: f for i in m.entry.instructions if i.opcode == "transpose" for f in rule.check(i, ctx)}
+    assert sorted(found) == ["t1", "t2"]
+    f = found["t1"]
+    assert f.message == ("transpose %t1 -> reshape %r1 -> copy %c1 -> dot %d1: reorders 8.0 KiB only so "
+                         "the dot sees another dimension order")
+    assert f.evidence == {"chain": ["t1", "r1", "c1"], "consumer": "d1", "permutation": [1, 0]}
+    assert f.cost == {"bytes_wasted": 2.0 * 64 * 32 * 4}
+    assert found["t2"].evidence["consumer"] == "f2"
+    small = [f for f in _rule("H009", min_bytes=32).check(m.entry.by_name["t5"], ctx)]
+    assert len(small) == 1 and list(_rule("H009", min_bytes=33).check(m.entry.by_name["t5"], ctx)) == []
