@@ -587,3 +587,58 @@ def test_h009_follows_one_users_chain_to_a_matmul_or_a_fusion_holding_one():
     assert found["t2"].evidence["consumer"] == "f2"
     small = [f for f in _rule("H009", min_bytes=32).check(m.entry.by_name["t5"], ctx)]
     assert len(small) == 1 and list(_rule("H009", min_bytes=33).check(m.entry.by_name["t5"], ctx)) == []
+
+
+# ----------------------------------------------------------------- H008: sizes, sync, not yet scheduled
+
+EXPOSED = FIXTURES / "rules" / "H008" / "exposed_permute_v5p.hlo.txt"  # a 1 MiB permute, back to back
+
+
+def _h008(module, chip=get_chip("v5p"), stage=None, **options):
+    from hloscope.stage import detect_stage
+
+    ctx = RuleContext(module, chip, stage=detect_stage(module, stage) if stage else None)
+    return list(_rule("H008", **options).check_module(ctx))
+
+
+def test_h008_size_limit_at_equality_and_its_figures():
+    (m,) = load(EXPOSED)
+    (f,) = _h008(m)
+    assert f.evidence == {"opcode": "collective-permute", "async": True, "moved_bytes": 1 << 20,
+                          "axis": "permute", "overlap_instructions": 0}
+    assert f.cost["est_seconds"] == pytest.approx(5.83e-6, rel=0.01)  # 1 MiB over 90 GB/s links, both ways
+    assert len(_h008(m, min_bytes=1 << 20)) == 1 and _h008(m, min_bytes=(1 << 20) + 1) == []
+
+
+def test_h008_a_synchronous_collective_is_exposed_by_itself():
+    (m,) = parse(CASES_SYNC)
+    (f,) = _h008(m)
+    # a ring all-reduce moves 2 (n - 1) / n of the 4 MiB per device: 6 MiB over 4 devices
+    assert f.message.startswith("%ar (all-reduce, 6.0 MiB moved per device") and "is synchronous: the chip waits for it" in f.message
+    assert f.evidence["async"] is False
+
+
+def test_h008_before_optimization_one_note_for_all():
+    from hloscope.rules.base import Severity
+
+    (m,) = load(EXPOSED)
+    (f,) = _h008(m, stage="before_optimizations")
+    assert f.severity is Severity.INFO and f.evidence == {"collectives": 1, "stage": "before_optimizations"}
+    assert f.message.startswith("before_optimizations module: its 1 collective(s) are not scheduled yet")
+    assert _h008(m, stage="before_optimizations", min_bytes=(1 << 20) + 1) == []
+
+
+# HAND-WRITTEN: a synchronous all-reduce of 4 MiB over 4 devices
+CASES_SYNC = """HloModule m, is_scheduled=true
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[1024,1024] parameter(0)
+  ROOT ar = f32[1024,1024] all-reduce(p), replica_groups={{0,1,2,3}}, to_apply=add
+}
+"""
