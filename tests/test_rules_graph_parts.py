@@ -642,3 +642,39 @@ ENTRY e {
   ROOT ar = f32[1024,1024] all-reduce(p), replica_groups={{0,1,2,3}}, to_apply=add
 }
 """
+
+
+# ----------------------------------------------------------------- H007: one weight, or per layer
+
+WHOLE = FIXTURES / "rules" / "H007" / "gather_whole_weight_v5p.hlo.txt"  # 64 MiB weight gathered on 8
+
+
+def _h007(module, **options):
+    return list(_rule("H007", **options).check_module(RuleContext(module, get_chip("v5p"))))
+
+
+def test_h007_size_limit_at_equality_and_its_figures():
+    (m,) = load(WHOLE)
+    (f,) = _h007(m)
+    weight = 8192 * 4096 * 2
+    assert (f.evidence["result_bytes"], f.evidence["shard_bytes"], f.evidence["group_size"]) == (
+        weight, weight // 8, 8)
+    assert f.cost["bytes_wasted"] == float(weight - weight // 8)
+    assert len(_h007(m, max_bytes=weight)) == 1 and _h007(m, max_bytes=weight + 1) == []
+
+
+def test_h007_same_shaped_gathers_are_per_layer_fsdp_an_info():
+    from hloscope.rules.base import Severity
+
+    (m,) = load(FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt")  # 4 per-layer gathers
+    found = _h007(m, max_bytes=1)
+    assert found and all(f.severity is Severity.INFO for f in found)
+    per_layer = {f.evidence["per_layer"] for f in found}
+    assert all(n >= 3 for n in per_layer)
+    assert all("per-layer (FSDP) gathering" in f.message for f in found)
+    # MaxText's flags: the first gather exposed, the 3 others async (tests/test_step.py)
+    assert [f.message.endswith("; synchronous") for f in found] == [not f.evidence["async"] for f in found]
+    assert sorted(f.evidence["async"] for f in found) == [False, True, True, True]
+    # counted as layers only from `per_layer` same-shaped gathers on
+    top = max(per_layer)
+    assert all("per_layer" not in f.evidence for f in _h007(m, max_bytes=1, per_layer=top + 1))
