@@ -678,3 +678,40 @@ def test_h007_same_shaped_gathers_are_per_layer_fsdp_an_info():
     # counted as layers only from `per_layer` same-shaped gathers on
     top = max(per_layer)
     assert all("per_layer" not in f.evidence for f in _h007(m, max_bytes=1, per_layer=top + 1))
+
+
+# ----------------------------------------------------------------- F001: each flag's state
+
+GATHERS = FIXTURES / "rules" / "F001" / "exposed_gather_v5p.hlo.txt"  # 4 synchronous all-gathers
+ON = ("--xla_tpu_enable_async_collective_fusion=true "
+      "--xla_tpu_enable_async_collective_fusion_fuse_all_gather=true --xla_enable_async_all_gather=true")
+
+
+def _f001(flags, chip=get_chip("v5p")):
+    (m,) = parse(GATHERS.read_text())  # (from text: no flag file beside it; only `flags`)
+    return list(_rule("F001").check_module(RuleContext(m, chip, flags=flags)))
+
+
+def test_f001_all_three_flags_on_or_auto_leave_nothing_to_say():
+    assert _f001(ON) == []
+    assert _f001(ON.replace("--xla_enable_async_all_gather=true", "--xla_enable_async_all_gather=auto")) == []
+    assert _f001(None) == []  # nothing says how it was compiled
+    assert _f001(ON.replace("=true", "=false"), chip=H100) == []  # not a TPU program
+
+
+def test_f001_names_each_flag_that_is_off_or_not_on():
+    (f,) = _f001(ON.replace("--xla_enable_async_all_gather=true", "--xla_enable_async_all_gather=false"))
+    assert f.message.startswith("4 all-gather(s) run synchronously (112.0 MiB moved per device) and "
+                                "xla_enable_async_all_gather is off (want auto or on): XLA was not asked")
+    assert f.message.endswith("(flags from --flags)")
+    assert f.cost == {"bytes_wasted": 112.0 * 2 ** 20} and len(f.evidence["exposed"]) == 4
+    (g,) = _f001("--xla_tpu_enable_async_collective_fusion=true")  # the other two unset
+    assert "xla_tpu_enable_async_collective_fusion_fuse_all_gather is unset (want on)" in g.message
+    assert "xla_enable_async_all_gather" not in g.message  # unset is auto: fine
+
+
+def test_f001_fuse_all_gather_without_async_collective_fusion_is_contradictory():
+    found = _f001("--xla_tpu_enable_async_collective_fusion=false "
+                  "--xla_tpu_enable_async_collective_fusion_fuse_all_gather=true")
+    assert [f.message.split(":")[0] for f in found] == ["contradictory flags", "4 all-gather(s) run synchronously (112.0 MiB moved per device) and xla_tpu_enable_async_collective_fusion is off (want on)"]
+    assert found[0].evidence["flags"]["xla_tpu_enable_async_collective_fusion"] == "off"
