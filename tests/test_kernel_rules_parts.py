@@ -321,3 +321,20 @@ def test_x001_one_finding_per_opcode_at_its_first_use_counting_the_rest():
         ("c", {"opcode": "twiddle", "instructions": ["c"]})]
     assert "%a and 1 more kept" in found[0].message
     assert "%c kept" in found[1].message
+
+
+# ----------------------------------------------------------------- every kernel judged on its own
+
+@pytest.mark.parametrize("code, fixture, fine", [
+    ("K003", "K003/vmem_over_scoped_v5e", {"vmem_bytes": 1 << 20}),
+    ("K004", "K004/huge_vector_v5e", {"largest_vector_bytes": 1 << 10}),
+    ("K005", "K005/two_step_grid_v5e", {"grid": [8, 1]}),
+    ("K001", "K001/output_accumulator_v5e", {"output_reads": []}),
+    ("K002", "K002/unaligned_block_v5e", {"operands": [_buf("input", [8, 128])]}),
+])
+def test_a_kernel_the_rule_passes_does_not_stop_it_on_the_next(code, fixture, fine):
+    m, (k,) = _real(fixture)
+    clean = _vary(k, **fine)
+    alone = _check(code, m, [k])
+    assert alone and _check(code, m, [clean]) == []
+    assert len(_check(code, m, [clean, k])) == len(alone)
