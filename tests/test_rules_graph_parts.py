@@ -28,7 +28,7 @@ def _rule(code: str, **options):
 def _h010(module, chip, assumed=None):
     rule = _rule("H010")
     ctx = RuleContext(module, chip, assumed_chip=assumed)
-    return [f for c in module.computations for i in c.instructions if i.opcode == "dot"
+    return [f for c in module.computations for i in c.instructions if i.opcode in ("dot", "convolution")
             for f in rule.check(i, ctx)]
 
 
@@ -715,3 +715,109 @@ def test_f001_fuse_all_gather_without_async_collective_fusion_is_contradictory()
                   "--xla_tpu_enable_async_collective_fusion_fuse_all_gather=true")
     assert [f.message.split(":")[0] for f in found] == ["contradictory flags", "4 all-gather(s) run synchronously (112.0 MiB moved per device) and xla_tpu_enable_async_collective_fusion is off (want on)"]
     assert found[0].evidence["flags"]["xla_tpu_enable_async_collective_fusion"] == "off"
+
+
+# ----------------------------------------------------------------- H001: copies in loops
+
+# HAND-WRITTEN: a copy of the loop state in a body of 10 trips (i < 10), one in a body whose
+# trip count the condition does not state, and a 1 KiB copy in the entry
+LOOPS = """HloModule m, is_scheduled=true
+
+cond {
+  s = (s32[], f32[256,256]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  s = (s32[], f32[256,256]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  x = f32[256,256] get-tuple-element(s), index=1
+  c = f32[256,256] copy(x)
+  ROOT t = (s32[], f32[256,256]) tuple(j, c)
+}
+
+cond2 {
+  s = (s32[], f32[256,256]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  p = s32[] parameter(1)
+  ROOT lt = pred[] compare(i, i), direction=LT
+}
+
+body2 {
+  s = (s32[], f32[256,256]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[256,256] get-tuple-element(s), index=1
+  c2 = f32[256,256] copy(x)
+  ROOT t = (s32[], f32[256,256]) tuple(i, c2)
+}
+
+ENTRY e {
+  p = f32[256,256] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[256,256]) tuple(z, p)
+  w = (s32[], f32[256,256]) while(t), condition=cond, body=body
+  w2 = (s32[], f32[256,256]) while(t), condition=cond2, body=body2
+  q = f32[16,16] parameter(1)
+  small = f32[16,16] copy(q)
+  ROOT r = ((s32[], f32[256,256]), (s32[], f32[256,256]), f32[16,16]) tuple(w, w2, small)
+}
+"""
+
+
+def _h001(chip, **options):
+    (m,) = parse(LOOPS)
+    rule = _rule("H001", **options)
+    ctx = RuleContext(m, chip)
+    return {f.instruction: f for c in m.computations for i in c.instructions if i.opcode == "copy"
+            for f in rule.check(i, ctx)}
+
+
+def test_h001_a_copy_in_a_loop_costs_once_per_trip():
+    v5e = get_chip("v5e")
+    found = _h001(v5e)
+    nbytes = 256 * 256 * 4
+    assert found["c"].message.endswith(f"in a loop body (10 trips), ~{2 * nbytes * 10 / 819e9 * 1e6:.2f} us")
+    assert found["c"].cost == {"bytes_wasted": 2.0 * nbytes * 10, "est_seconds": pytest.approx(2 * nbytes * 10 / 819e9)}
+    assert found["c"].evidence["trips"] == 10
+    assert "in a loop body," in found["c2"].message and found["c2"].evidence["trips"] == 0
+    assert found["c2"].cost["bytes_wasted"] == 2.0 * nbytes  # an unknown count: once
+    assert found["small"].message.endswith("memory space, ~" + found["small"].message.rsplit("~", 1)[1])
+    assert found["small"].evidence["trips"] is None and "loop" not in found["small"].message
+
+
+def test_h001_size_limit_at_equality_and_no_time_without_a_chip():
+    found = _h001(None, min_bytes=16 * 16 * 4)
+    assert "small" in found and found["small"].cost == {"bytes_wasted": 2.0 * 16 * 16 * 4}
+    assert found["small"].message.endswith("with an unchanged layout and memory space")
+    assert "small" not in _h001(None, min_bytes=16 * 16 * 4 + 1)
+
+
+# ----------------------------------------------------------------- H010 on TPUs: algorithms
+
+F32_V5E = FIXTURES / "rules" / "H010" / "f32_matmul_v5e.hlo.txt"  # f32 1024^3 at HIGHEST
+
+
+@pytest.mark.parametrize("algorithm, passes", [("dot_bf16_bf16_f32_x3", 3), ("dot_bf16_bf16_f32_x6", 6),
+                                               ("dot_f32_f32_f32", 6), ("dot_tf32_tf32_f32", 3)])
+def test_h010_tpu_an_algorithm_sets_the_bf16_passes(algorithm, passes):
+    from hloscope.cost.precision import peak_for
+
+    # the same real module with the dot's precision given as an algorithm instead
+    (m,) = parse(F32_V5E.read_text().replace("operand_precision={highest,highest}", f"algorithm={algorithm}"))
+    v5e = get_chip("v5e")
+    (f,) = _h010(m, v5e)
+    flops = 2 * 1024 ** 3
+    assert f.evidence["passes"] == passes and f.evidence["algorithm"] == algorithm
+    assert f"at algorithm={algorithm}: {passes} bf16 MXU passes where DEFAULT precision takes one" in f.message
+    assert f.cost["est_seconds"] == pytest.approx(flops / peak_for(v5e, "bf16", passes) - flops / v5e.peak_bf16_flops)
+    assert f.cost["est_seconds"] == pytest.approx(flops * (passes - 1) / v5e.peak_bf16_flops)
+
+
+def test_h010_tpu_one_pass_algorithms_are_silent():
+    for algorithm in ("dot_bf16_bf16_f32", "dot_f16_f16_f32"):
+        (m,) = parse(F32_V5E.read_text().replace("operand_precision={highest,highest}", f"algorithm={algorithm}"))
+        assert _h010(m, get_chip("v5e")) == [], algorithm
