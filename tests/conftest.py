@@ -119,6 +119,14 @@ def evidence_problems(finding) -> list[str]:
                for k in sorted(always - keys)])
 
 
+def make_rule(code: str, **options):
+    """One rule with these options, built as `lint` builds it (hloscope.lint.build_rules)."""
+    from hloscope.lint import LintOptions, build_rules
+
+    (rule,) = build_rules(LintOptions(select=[code], rule_options={code: options} if options else {}))
+    return rule
+
+
 def _own_rule(code: str) -> bool:
     """Whether a rule is one of hloscope's own (a plugin's may leave out its help)."""
     from hloscope.rules.registry import REGISTRY

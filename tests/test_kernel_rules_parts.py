@@ -12,13 +12,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, make_rule
 
 from hloscope.cost.chips import get_chip
 from hloscope.mlir.summary import Buffer
 from hloscope.parser import load, parse
 from hloscope.rules.base import RuleContext
-from hloscope.rules.registry import load_rules
 
 V5E, V5P = get_chip("v5e"), get_chip("v5p")
 
@@ -30,10 +29,9 @@ def _real(rel: str, chip=V5E):
 
 
 def _check(code: str, module, kernels, chip=V5E, **options):
-    rule_cls = load_rules()[code]
-    rule = rule_cls(rule_cls.make_options(options) if options else None)
+    rule = make_rule(code, **options)
     ctx = RuleContext(module, chip)
-    ctx.__dict__["kernels"] = kernels  # (the cached property, set to the varied kernels)
+    ctx.kernels = kernels  # (the varied kernels, over the cached property)
     return list(rule.check_module(ctx))
 
 
@@ -264,9 +262,9 @@ def _undecoded(module):
 
 
 def _x002(module, undecoded):
-    rule = load_rules()["X002"]()
+    rule = make_rule("X002")
     ctx = RuleContext(module, V5E)
-    ctx.__dict__["kernels"] = []
+    ctx.kernels = []
     ctx.undecoded = undecoded
     return list(rule.check_module(ctx))
 
@@ -314,7 +312,7 @@ ENTRY e {
 
 def test_x001_one_finding_per_opcode_at_its_first_use_counting_the_rest():
     (m,) = parse(UNKNOWN)
-    rule = load_rules()["X001"]()
+    rule = make_rule("X001")
     found = list(rule.check_module(RuleContext(m, None)))
     assert [(f.instruction, f.evidence) for f in found] == [
         ("a", {"opcode": "frobnicate", "instructions": ["a", "b"]}),

@@ -6,12 +6,10 @@ expected groups are worked by hand from each matmul's contracting dimensions and
 from __future__ import annotations
 
 import pytest
+from conftest import make_rule
 
 from hloscope.parser import parse
 from hloscope.rules.engine import run
-from hloscope.rules.registry import load_rules
-
-RULE = load_rules()["H004"]
 
 # the pair most cases start from: a = x @ w1 and b = x @ w2, by same-shaped weights
 _PAIR = """  x = f32[64,32]{1,0} parameter(0)
@@ -205,8 +203,7 @@ FULL_CONTRACTION = _two_dots("f32[64,32]{1,0}", "f32[64,32]{1,0}", "f32[]", "{0,
 
 
 def _found(text: str, **options) -> list:
-    rule = RULE(RULE.make_options(options)) if options else RULE()
-    return run(parse(text, "m"), [rule]).findings
+    return run(parse(text, "m"), [make_rule("H004", **options)]).findings
 
 
 def _groups(text: str) -> list[tuple[str, list[str]]]:

@@ -9,14 +9,13 @@ so each test puts an op exactly on either side of a threshold.
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, make_rule
 
 from hloscope.cost.chips import get_chip
 from hloscope.cost.ops import CostModel
 from hloscope.cost.roofline import op_times
 from hloscope.parser import load
 from hloscope.rules.base import RuleContext, Severity
-from hloscope.rules.registry import load_rules
 from hloscope.trace.join import InstructionStats, TraceIndex
 from hloscope.trace.kernels import KernelView
 
@@ -46,8 +45,7 @@ def _index(module, *stats: InstructionStats, **kw) -> TraceIndex:
 
 
 def _check(code: str, module, index, chip=V5E, **options):
-    rule_cls = load_rules()[code]
-    rule = rule_cls(rule_cls.make_options(options) if options else None)
+    rule = make_rule(code, **options)
     return list(rule.check_module(RuleContext(module, chip, trace=index)))
 
 
@@ -512,8 +510,7 @@ def _t006_on(module, index, ops_of):
 
     ctx = RuleContext(module, V5E, trace=index)
     ctx.kernels = [replace(k, summary=replace(k.summary, ops=ops_of(k))) for k in ctx.kernels]
-    rule_cls = load_rules()["T006"]
-    return list(rule_cls().check_module(ctx))
+    return list(make_rule("T006").check_module(ctx))
 
 
 def test_t006_counts_a_vector_contraction_as_a_matmul_and_judges_every_kernel(kernel_module, two_kernels):
