@@ -6,6 +6,8 @@ against values worked out here by hand.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from conftest import FIXTURES
 
@@ -419,8 +421,6 @@ def test_run_sorts_findings_by_cost_highest_first():
         def check_module(self, ctx):
             for f in super().check_module(ctx):
                 yield replace(f, cost={"est_seconds": float(f.message)})
-
-    from dataclasses import replace
 
     found = run(parse(FUSIONS), [Costs({"s1": "2", "s2": "9", "m1": "5", "f1": "1"})]).findings
     assert [f.instruction for f in found] == ["s2", "m1", "s1", "f1"]
