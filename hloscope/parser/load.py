@@ -123,9 +123,11 @@ def _parse(text: str, path: str, strict: bool, scan: bool = True) -> list[Module
     from hloscope.parser.attrs import AttributeParseError, force_attributes
     from hloscope.parser.grammar.halves import parse_halves
     from hloscope.parser.grammar.strict import parse_strict
+    from hloscope.parser.tuple_refs import expand
 
     try:
         modules = parse_halves(text, path) or parse_strict(text, path)
+        expand(modules, text, path)
     except ParseError as e:
         e.path = path if e.path in ("", "<string>") else e.path
         raise
@@ -158,11 +160,15 @@ def _scanned(text: str, path: str) -> list[Module] | None:
     from hloscope.parser.fast.scan import ScanMiss, scan_text
     from hloscope.parser.reader import lark_errors
 
+    from hloscope.parser.tuple_refs import expand
+
     try:
         native = available()  # (the compiled line reader: the same modules, faster)
-        return scan_native(native, text, path) if native is not None else scan_text(text, path)
+        modules = scan_native(native, text, path) if native is not None else scan_text(text, path)
     except (ScanMiss, ValueError, KeyError, IndexError, TypeError, *lark_errors()):
         return None
+    expand(modules, text, path)  # (`%x#i` operands: the get-tuple-elements they stand for)
+    return modules
 
 
 def _checked(modules: list[Module], text: str, strict: bool) -> list[Module]:

@@ -62,9 +62,10 @@ HEADER = regex_cache.compile(_HEADER_BODY + "$")
 # Operands are names (group 6), or typed as older dumps print them, `f32[2]{0} %a` (group 7),
 # or a constant's or parameter's literal (group 8).
 _TYPED_OPERAND = rf"(?:{_SHAPE})[ \t]+%?{_BARE}"
+_OPERAND = _BARE + r"(?:#[0-9]++)*+"  # `%x#0`: a tuple element (hloscope.parser.tuple_refs)
 _INSTRUCTION = (
     rf"([ \t]*)(ROOT[ \t]+)?%?({_BARE})[ \t]*=[ \t]*({_SHAPE})[ \t]+({_BARE})"
-    rf"\((?:((?:%?{_BARE}(?:,[ \t]*%?{_BARE})*)?)|({_TYPED_OPERAND}(?:,[ \t]*{_TYPED_OPERAND})*)"
+    rf"\((?:((?:%?{_OPERAND}(?:,[ \t]*%?{_OPERAND})*)?)|({_TYPED_OPERAND}(?:,[ \t]*{_TYPED_OPERAND})*)"
     rf"|([^()/\n]*))\)"
     rf"((?:,[ \t]*(?!backend_config=){_BARE}={_VALUE})*(?:,[ \t]*backend_config=([^\n]*))?)[ \t]*"
 )

@@ -49,6 +49,7 @@ from hloscope.parser.text import (
 
 _NAME = rf"%?{NAME}"
 _NAME_RE = re.compile(_NAME)
+_OPERAND_RE = re.compile(rf"{_NAME}(?:#[0-9]+)*")  # `%x#0`: a tuple element (parser.tuple_refs)
 _INSTR_HEAD = re.compile(rf"(\s*)(ROOT\s+)?({_NAME})\s*=\s*")
 _ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?")
 _OPCODE = re.compile(rf"\s+({_NAME})\(")
@@ -128,7 +129,7 @@ def scan_instruction(s: str, line: int, computation: str) -> Instruction:
         for piece in pieces:
             piece = piece.strip()
             shape_part, _, name = piece.rpartition(" ")
-            if not _NAME_RE.fullmatch(name):
+            if not _OPERAND_RE.fullmatch(name):
                 raise ScanMiss("operand")
             names.append(name.lstrip("%"))
             shape_part = shape_part.strip()

@@ -206,6 +206,9 @@ class _Builder:
                         shapes.append(None)
                         self._bare(op.children[0].children[0])
                         names.append(_name(op.children[0]))
+                    elif op.data == "element_operand":  # `%x#0` (parser.tuple_refs)
+                        shapes.append(None)
+                        names.append(op.children[0].value.lstrip("%"))
                     elif op.data == "shape_operand":
                         shapes.append(self.shape_text(op.children[0]))
                         names.append("")  # (a single instruction's parameter, named later)
