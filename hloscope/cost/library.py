@@ -81,6 +81,26 @@ def _config(instr: Instruction, key: str) -> dict | None:
     return config if isinstance(config, dict) else None
 
 
+def gemm_precision(instr: Instruction) -> tuple[str, str | None] | None:
+    """(precision, algorithm or None) a library gemm states in gemm_backend_config's
+    precision_config (`operand_precision: ["HIGHEST","HIGHEST"]`, `algorithm:
+    "ALG_DOT_TF32_TF32_F32"`); None when it states none. On an H100, XLA's cuBLAS gemm of
+    f32 at DEFAULT runs a TF32 kernel and at HIGHEST an f32 one, 7.8x slower (fixtures/h100)."""
+    config = _config(instr, "precision_config")
+    if config is None:
+        return None
+    precision = config.get("gemm_backend_config", config).get("precision_config")
+    if not isinstance(precision, dict):
+        return None
+    from hloscope.cost.precision import precision_of
+
+    operands = precision.get("operand_precision")
+    level = precision_of(",".join(str(p) for p in operands) if isinstance(operands, list) else None)
+    algorithm = str(precision.get("algorithm") or "")
+    algorithm = algorithm[4:].lower() if algorithm.startswith("ALG_") and algorithm != "ALG_UNSET" else None
+    return level, algorithm
+
+
 def _ints(values) -> list[int]:
     return [int(v) for v in values or []]
 

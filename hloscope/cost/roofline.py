@@ -9,6 +9,7 @@ from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE, kernel_cost_estimate
 from hloscope.cost.library import is_library_call
 from hloscope.cost.ops import Cost, CostModel
+from hloscope.cost.library import gemm_precision, is_library_call
 from hloscope.cost.precision import matmul_peak, precision_of
 from hloscope.ir import Instruction, Module
 from hloscope.source import source_of
@@ -122,7 +123,8 @@ def matmul_spec(model: CostModel, instr: Instruction) -> MatmulSpec | None:
             return body.matmul_types, "default", None
         types = tuple(s.element_type for s in model.operand_shapes(instr)
                       if s.is_array and len(s.dims) >= 2)
-        return (types[:2], "default", None) if types else None
+        stated = gemm_precision(instr) if is_library_call(instr) else None
+        return (types[:2], *(stated or ("default", None))) if types else None
     for name in instr.calls():
         if name not in model.matmul_types:  # (once per computation, not per caller)
             comp = model.module.by_name.get(name)

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from hloscope.cost.flops import custom_call_flop_gap, has_flop_model
+from hloscope.cost.library import is_library_call
 from hloscope.ir import Computation, Instruction, Module
 
 # XLA prints a fusion's kind first: read there, the key cannot be inside another value.
@@ -61,7 +62,8 @@ def stats_part(comps: list[Computation], fused: frozenset[str], entry: str | Non
                          **_as_json(len(comp.instructions), *_counters(comp.instructions))})
     opcodes, kinds, targets = _counters([i for c in comps for i in c.instructions])
     uncosted = sum(1 for c in comps for i in c.instructions
-                   if i.opcode == "custom-call" and custom_call_flop_gap(i)) if "custom-call" in opcodes else 0
+                   if i.opcode == "custom-call" and custom_call_flop_gap(i) and not is_library_call(i)
+                   ) if "custom-call" in opcodes else 0  # (cuBLAS, cuDNN: costed from their configs)
     return {"computations": len(comps), "instructions": sum(len(c.instructions) for c in comps),
             "opcodes": dict(opcodes), "kinds": dict(kinds), "targets": dict(targets),
             "uncosted_custom_calls": uncosted, "per_computation": per_comp}
