@@ -58,6 +58,7 @@ class OpEvent:
     run_id: int | None = None
     plane: str = ""  # the device plane (`/device:TPU:0`), when the profile has planes
     is_async: bool = False  # on `Async XLA Ops`: overlaps other work, is not busy time
+    kernel: str = ""  # GPU captures: the kernel (or memset, copy) the event is, by its name
 
 
 @dataclass(frozen=True)

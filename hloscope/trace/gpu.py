@@ -61,6 +61,7 @@ class Executions:
         self.launches: dict[tuple[str, int | None], list[float]] = defaultdict(lambda: [0, 0.0])
         self._ordinal: dict[tuple[str, float], int] = {}
         self._home: dict[str, str | None] = {}
+        self.unnamed: dict[int, float] = {}  # correlation id -> host ns of a launch with no hlo_op
 
     def add_host_line(self, line_name: str, events) -> None:
         for ev in events:
@@ -72,10 +73,14 @@ class Executions:
                 else:
                     module = str(st.get("module_name") or "")
                 self.spans[line_name].append((float(ev.start_ns), float(ev.start_ns + ev.duration_ns), module))
+            # (jax 0.11 names a launch by its kernel, with no hlo_op: any host event with a
+            # correlation id launched the device event of that id, a cuGraphLaunch a buffer's)
+            corr = as_int(st.get("correlation_id"))
+            if corr is not None:
+                self.launch[corr] = (line_name, float(ev.start_ns))
+                if st.get("hlo_op") is None:  # (counted once its kernel names the program)
+                    self.unnamed[corr] = float(ev.duration_ns)
             if st.get("hlo_op") is not None:
-                corr = as_int(st.get("correlation_id"))
-                if corr is not None:
-                    self.launch[corr] = (line_name, float(ev.start_ns))
                 row = self.launches[(str(st.get("hlo_module") or ""), as_int(st.get("program_id")))]
                 row[0] += 1
                 row[1] += float(ev.duration_ns)
@@ -120,6 +125,15 @@ class Executions:
                 best, most = line, held
         self._home[launch_line] = best
         return best
+
+    def claim(self, correlation_id, module: str, program_id: int | None) -> None:
+        """Count the launch of a device event whose host call named no program (jax 0.11)
+        under the event's program."""
+        host_ns = self.unnamed.pop(as_int(correlation_id), None) if correlation_id is not None else None
+        if host_ns is not None:
+            row = self.launches[(module, program_id)]
+            row[0] += 1
+            row[1] += host_ns
 
     def run_of(self, correlation_id) -> int | None:
         """The execution ordinal of the kernel launched under this correlation id."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from hloscope.cost.category import category
 from hloscope.cost.flops import FREE
 from hloscope.ir import Instruction, Module
+from hloscope.trace.command_buffers import attribute
 from hloscope.trace.events import Profile, union_length
 from hloscope.trace.kernels import KernelView, kernel_views
 
@@ -169,12 +170,18 @@ def join(profile: Profile, modules: list[Module]) -> TraceIndex:
     by_label = {labels[id(m)]: m for m in modules}
     find = _resolver(modules, labels, pids, ran)
     _warn_unknown_programs(modules, pids, ran, index.warnings)
+    events, given = attribute(profile.events, modules, find, executed_ops)
+    if given:
+        index.warnings.append(
+            f"{given} kernels ran inside command buffers (CUDA graphs), where the capture names the "
+            "buffer, not the op: each was given to its op by kernel name and schedule order "
+            "(XLA_FLAGS=--xla_gpu_enable_command_buffer= captures the ops' own names)")
     reasons: dict[tuple[str, str], str] = {}
     unmatched: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
     runs: dict[tuple[str, object], list[float]] = {}
     last: dict[str, tuple] = {}  # device line -> (op, run) of its last event
     planes: set[str] = set()
-    for ev in profile.events:
+    for ev in events:
         label, why = find(ev)
         instr = names[label].get(ev.hlo_op) if label is not None else None
         if instr is None:

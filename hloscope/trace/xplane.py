@@ -127,11 +127,17 @@ def load_xplane(p: Path, data: bytes, max_events: int) -> Profile:
                 elif executions is not None:
                     run = executions.run_of(st.get("correlation_id"))
                 pid = as_int(st.get("program_id"))
+                if executions is not None:
+                    executions.claim(st.get("correlation_id"), MODULE_SUFFIX.sub("", str(st.get("hlo_module") or module)),
+                                     pid if pid is not None else program)
                 prof.events.append(OpEvent(
                     module=MODULE_SUFFIX.sub("", str(st.get("hlo_module") or module)), hlo_op=str(op),
                     device=device, start_ns=float(ev.start_ns), duration_ns=float(ev.duration_ns),
                     program_id=pid if pid is not None else program, run_id=run,
-                    plane=plane.name, is_async=bool(is_async)))
+                    plane=plane.name, is_async=bool(is_async),
+                    kernel=str(ev.name) if executions is not None else ""))
+    if executions is not None:
+        prof.launches = {k: (int(c), t) for k, (c, t) in executions.launches.items()}
     return prof
 
 

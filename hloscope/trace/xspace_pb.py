@@ -67,11 +67,13 @@ def _stat(buf: bytes, span, names: dict[int, str]) -> tuple[str, object]:
             value = _signed(v)
         elif number == 5:
             value = _text(buf, v)
-        elif number == 6:
-            value = buf[v[0]:v[1]]
+        elif number == 6:  # (bytes: text, as ProfileData gives them)
+            value = _text(buf, v)
         elif number == 7:
             value = names.get(v, "")
-    return names.get(mid, ""), value
+    if mid not in names:  # (a stat of no known metadata: ProfileData gives it as (None, None))
+        return None, None
+    return names[mid], value
 
 
 def _metadata_name(buf: bytes, span) -> tuple[int, str]:
