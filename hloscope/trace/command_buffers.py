@@ -5,15 +5,18 @@ XLA GPU records runs of thunks into command buffers (on by default; off with
 each of its kernels' `hlo_op` (`command_buffer_1`); only the event's own name says which
 kernel ran. This module gives each such kernel back to an instruction:
 
-- a kernel named after an op (XLA names a fusion's kernel by the fusion, `.` and `-` as
-  `_`: `gemm_fusion_dot.4` runs `gemm_fusion_dot_4`) is that op's;
+- a kernel named after an op at or after the last one given a kernel (XLA names a fusion's
+  kernel by the fusion, `.` and `-` as `_`: `gemm_fusion_dot.4` runs `gemm_fusion_dot_4`) is
+  that op's;
 - any other kernel (a cuBLAS or cuDNN kernel, a memcpy, a kernel XLA reuses under the name
   of another fusion with the same code) is the next op in schedule order that has no kernel
   yet; a memset goes to that op without taking its turn (cuBLAS clears its workspace first).
 
 The ops are those of the computation the command buffer runs (the one whose ops its kernel
 names match most; else the entry) in schedule order, less those the capture names directly.
-A kernel that finds no op later in the order starts the buffer's next execution (a loop body
+A kernel XLA reuses names an earlier fusion (the f32 X3 algorithm's six splitting fusions run
+two kernels, `fusion_11` and `fusion_14`), so a name is only looked for from the last op on.
+A kernel that finds no op left without one starts the buffer's next execution (a loop body
 runs its buffer once per iteration). An async start's kernel is the op it wraps. Checked against the same programs captured with command
 buffers off, where XLA names each kernel's op itself (tests/test_h100_capture.py).
 """
@@ -79,13 +82,12 @@ def _plan(kernels: tuple[str, ...], module: Module, direct: set[str], executed_o
     at, taken = 0, set()
     for kernel in kernels:
         j = _named(keys, kernel, at)
-        if j is None and kernel in keys:  # (named, but earlier: the buffer's next execution)
+        if j is None:  # (a library kernel, or one XLA reuses under an earlier fusion's name)
+            j = _next_free(len(ops), taken, at)
+        if j is None:  # (every op has its kernel: the buffer's next execution)
             at, taken = 0, set()
             j = _named(keys, kernel, at)
-        if j is None:
-            j = _next_free(len(ops), taken, at)
             if j is None:
-                at, taken = 0, set()
                 j = _next_free(len(ops), taken, at)
         if j is None:
             plan.append(None)
