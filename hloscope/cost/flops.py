@@ -34,7 +34,7 @@ NO_FLOPS = FREE | SLICING | frozenset({
     "collective-permute-start", "collective-permute-done", "collective-broadcast",
     "all-reduce-done", "reduce-scatter-done", "ragged-all-to-all", "send", "send-done",
     "recv", "recv-done", "infeed", "outfeed", "get-dimension-size", "set-dimension-size",
-    "optimization-barrier", "async-update", "async-done", "bitcast-convert", "rng-get-and-update-state",
+    "optimization-barrier", "async-update", "async-done", "rng-get-and-update-state",
     "rng-bit-generator", "custom-call-done",
 })
 CONTROL = frozenset({"while", "call", "conditional", "async-start", "async-update", "async-done"})
@@ -135,7 +135,7 @@ def has_flop_model(opcode: str) -> bool:
     if shorthand is not None:
         base, phase = shorthand
         return phase != "start" or base in NO_FLOPS or base in ASYNC_CALLERS
-    return (opcode in ELEMENTWISE or opcode in TRANSCENDENTAL or opcode in NO_FLOPS
+    return (opcode in ELEMENTWISE or opcode in TRANSCENDENTAL or opcode in NO_FLOPS or opcode == "bitcast-convert"
             or opcode in CONTROL or opcode in _FORMULAS)
 
 

@@ -190,7 +190,7 @@ class CostModel:
         op = instr.opcode
         c = Cost()
         out_elems = elements(instr.shape)
-        if op in ELEMENTWISE:
+        if op in ELEMENTWISE or op == "bitcast-convert":  # (XLA counts one per element for it too)
             c.flops = out_elems
         elif op in TRANSCENDENTAL:
             c.transcendentals = out_elems
