@@ -84,6 +84,10 @@ class _Walk:
         self.callees: dict[int, list[_Walk]] = {}  # step -> the walks of what it calls
         self.outer = outer  # parameter leaves of a callee: the caller's buffers (not counted)
         self.sharing: list[tuple[int, int, int]] = []  # (step, operand buffer, result buffer)
+        # GPU: (operand buffer, result buffer) pairs the result may be written over where the
+        # operand dies, by XLA's rule even through a get-tuple-element: an output's
+        # allocation takes them one after the other (placement.place_in_outputs)
+        self.touching: set[tuple[int, int]] = set()
         self.users: dict[str, list[str]] | None = None  # (built when a caller's buffer may be shared)
         # an output's buffer id -> (the step from which a value written in place into it
         # holds it, that value's buffer id): share()'s chains of in-place results ending in
@@ -199,6 +203,9 @@ class _Walk:
         size, space = self.buffers[made].bytes, self.buffers[made].space
         for k in candidates:
             ids = self.values.get(operands[k].name, [])
+            if self.platform == "gpu" and len(ids) == 1 and ids[0] >= 0 \
+                    and self.buffers[ids[0]].bytes == size and self.buffers[ids[0]].space == space:
+                self.touching.add((ids[0], made))  # (through a get-tuple-element too: placement)
             if len(ids) == 1 and ids[0] >= 0 and (self.platform == "tpu" or _defines_value(operands[k])):
                 # (XLA's heap shares only a value the operand itself defines, IsUserOf; the
                 # TPU compiler's own aliasing lists name tuple elements too)

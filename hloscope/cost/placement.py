@@ -53,9 +53,10 @@ def place_in_outputs(walk: _Walk) -> None:
     temps.sort(key=lambda t: t[0].defined)  # (then largest first: the sort is stable)
     temps.sort(key=lambda t: t[0].bytes, reverse=True)
     held = [_held(walk, k) for k in ids]
+    number = {id(b): k for k, b in enumerate(walk.buffers)}
     best = None
     for order in (range(len(outputs)), sorted(range(len(outputs)), key=lambda k: -outputs[k].defined)):
-        placed, moved = _assign(outputs, temps, list(order), held)
+        placed, moved = _assign(outputs, temps, list(order), held, ids, number, walk.touching)
         saved = {step: walk.inner.get(step) for step in moved}
         _apply(walk, placed, moved, "in output")
         peak = max(walk.live_per_space().get(0) or [0])
@@ -89,8 +90,8 @@ def _held(walk: _Walk, k: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _assign(outputs: list, temps: list, order: list[int],
-            held: list[list[tuple[int, int]]]) -> tuple[list, set[int]]:
+def _assign(outputs: list, temps: list, order: list[int], held: list[list[tuple[int, int]]],
+            ids: list[int], number: dict[int, int], touch: set[tuple[int, int]]) -> tuple[list, set[int]]:
     """The temporaries placed (largest first, each in the first output in `order` that is
     written after it ends and has room over its steps), and the steps whose callees gave one
     up."""
@@ -100,6 +101,7 @@ def _assign(outputs: list, temps: list, order: list[int],
     # chain written in place into it the ranges `held` says
     starts: list[list[int]] = [[a for a, _ in h] + [o.defined] for o, h in zip(outputs, held)]
     ends: list[list[int]] = [[b for _, b in h] + [1 << 62] for h in held]
+    owners: list[list[int]] = [[-1] * len(h) + [k] for h, k in zip(held, ids)]
     defined = [o.defined for o in outputs]
     rank = {k: r for r, k in enumerate(order)}
     by_size = sorted(range(len(outputs)), key=lambda k: -outputs[k].bytes)
@@ -115,7 +117,8 @@ def _assign(outputs: list, temps: list, order: list[int],
         if added > grew:
             runs = [(max(defined[k] for k in run), run)
                     for run in (eligible[i:i + RUN] for i in range(0, len(eligible), RUN))]
-        if first_fit(seen.defined, seen.last_use, runs, defined, starts, ends):
+        me = number.get(id(t), -1) if seen is t else -1  # (a callee's: no pairs)
+        if first_fit(seen.defined, seen.last_use, runs, defined, starts, ends, owners, me, touch):
             placed.append(t)
             if seen is not t:
                 moved.add(seen.defined)

@@ -255,19 +255,30 @@ RUN = 32  # outputs per run: a run written before a value's last use is passed o
 
 
 def first_fit(first: int, last: int, runs: list[tuple[int, list[int]]], defined: list[int],
-               starts: list[list[int]], ends: list[list[int]]) -> bool:
+              starts: list[list[int]], ends: list[list[int]], owners: list[list[int]] | None = None,
+              me: int = -1, touch: frozenset | set = frozenset()) -> bool:
     """Place the step range [first, last] in the first output (in their order) written
-    after `last` that has room for it, recording it there; False when none has."""
+    after `last` that has room for it, recording it there; False when none has. A range may
+    begin on the step where one before it ends, or end on the step where the next begins,
+    when the later value may be written into the earlier one's buffer (`touch`: pairs of
+    (operand, result) buffer ids; `owners`: the buffer of each recorded range), as XLA's
+    HloOrdering::MayInterfere lets a value's last use be the other's definition then."""
     for latest, run in runs:
-        if latest <= last:
+        if latest < last or (latest == last and not touch):
             continue
         for k in run:
-            if defined[k] <= last:
+            if defined[k] < last or (defined[k] == last and not touch):
                 continue
             at = bisect.bisect_left(starts[k], first)
-            if (at == 0 or ends[k][at - 1] < first) and starts[k][at] > last:
+            before = at == 0 or ends[k][at - 1] < first or (
+                ends[k][at - 1] == first and owners is not None and (owners[k][at - 1], me) in touch)
+            after = starts[k][at] > last or (
+                starts[k][at] == last and owners is not None and (me, owners[k][at]) in touch)
+            if before and after:
                 starts[k].insert(at, first)
                 ends[k].insert(at, last)
+                if owners is not None:
+                    owners[k].insert(at, me)
                 return True
     return False
 
