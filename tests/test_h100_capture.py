@@ -283,3 +283,49 @@ def test_reused_kernels_inside_a_command_buffer(captured):
     pid = int(m.path.split("module_")[1].split(".")[0])
     fusion_kernels = {ev.kernel for ev in profile.events if ev.program_id == pid and ev.kernel.startswith("fusion")}
     assert fusion_kernels == {"fusion_11", "fusion_14", "fusion_1"}
+
+
+def _xprof(folder) -> dict[tuple[int, str], tuple[int, float]]:
+    """XProf's own hlo_stats of the capture (fixtures/gpu_captures.py): (program id, op) ->
+    (occurrences, total us)."""
+    doc = json.loads((folder / "xprof_hlo_stats.json").read_text())
+    cols = [c["id"] for c in doc["cols"]]
+    out = {}
+    for row in doc["rows"]:
+        v = dict(zip(cols, [c.get("v") for c in row["c"]]))
+        out[(int(v["program_id"]), v["hlo_op_name"])] = (int(v["occurrences"]), float(v["total_time"]))
+    return out
+
+
+def _ours(captured, folder) -> dict[tuple[int, str], tuple[int, float]]:
+    from hloscope.dumpdir import program_id
+
+    profile, modules = captured[folder]
+    index = join(profile, modules)
+    pid = {index.label(m): program_id(m.path, m.name) for m in modules}
+    return {(pid[label], op): (s.count, s.total_ns / 1e3) for (label, op), s in index.stats.items()}
+
+
+@pytest.mark.parametrize("folder", ["h100_no_command_buffers", "h100_dtypes"])
+def test_per_op_events_and_time_equal_xprof(captured, folder):
+    """Where XProf sees the ops (command buffers off; the dtypes capture's ops outside its
+    buffers), hloscope's events and total time per op are XProf's."""
+    xprof, ours = _xprof(FIXTURES / folder), _ours(captured, folder)
+    assert len(xprof) >= 10
+    for key, (count, total_us) in xprof.items():
+        assert ours[key][0] == count, key
+        assert ours[key][1] == pytest.approx(total_us, rel=1e-6), key
+    if folder == "h100_no_command_buffers":
+        assert set(ours) == set(xprof)
+
+
+def test_xprof_drops_command_buffer_kernels_hloscope_gives_them_back(captured):
+    """With command buffers on, XProf's hlo_stats lists 12 ops: the 195 kernels inside the
+    buffers are in none of its rows. hloscope has XProf's 12 rows unchanged and 18 more ops
+    (30, as the capture without buffers has)."""
+    xprof, ours = _xprof(H100), _ours(captured, "h100")
+    assert len(xprof) == 12 and len(ours) == 30
+    for key, (count, total_us) in xprof.items():
+        assert ours[key] == (count, pytest.approx(total_us, rel=1e-6)), key
+    off = _xprof(OFF)
+    assert {op for _, op in ours} == {op for _, op in off}
