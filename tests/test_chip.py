@@ -103,6 +103,9 @@ def test_a_cpu_module_is_costed_on_the_cpu_entry_by_api_and_cli():
     # two-digit majors, dotted: B200's 10.0 was read as "10", i.e. 1.0 (found by mutation tests)
     ("module_0001.jit_step.sm_10.0_gpu_after_optimizations.txt", (10, 0)),
     ("module_0001.jit_step.sm_100_gpu_after_optimizations.txt", (10, 0)),
+    # the arch-specific suffix of Hopper and later: a real H100 dump (fixtures/h100/dump)
+    ("module_0000.jit__lambda.sm_9.0a_gpu_after_optimizations.txt", (9, 0)),
+    ("module_0001.jit_step.sm_100a_gpu_after_optimizations.txt", (10, 0)),
     ("module_0000.jit_model.cl_933746096.after_optimizations.txt", None),
 ])
 def test_compute_capability_from_dump_names(name, expected):

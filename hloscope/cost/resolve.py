@@ -26,7 +26,9 @@ from hloscope.cost.chips import Chip, get_chip, platform_of
 RECORD = "hloscope.json"  # written by `hloscope compile` into its dump folder
 # GPU compute capability (major, minor) -> chip key; the first of a family stands for it
 CAPABILITY = {(7, 0): "v100", (8, 0): "a100", (9, 0): "h100", (10, 0): "b200"}
-_SM = re.compile(r"(?:^|[._-])sm_?(\d+\.\d+|\d{2,3})(?:[._-]|$)")  # (dotted first: sm_10.0 is 10.0, not "10")
+# (dotted first: sm_10.0 is 10.0, not "10"; Hopper and later dumps add the arch-specific
+# suffix: a real H100 compile is named ..._sm_9.0a_gpu_after_optimizations.txt)
+_SM = re.compile(r"(?:^|[._-])sm_?(\d+\.\d+|\d{2,3})[af]?(?:[._-]|$)")
 ASSUMED = {"tpu": "v5e", "gpu": "h100", None: "v5e"}
 
 
