@@ -241,8 +241,24 @@ def join(profile: Profile, modules: list[Module]) -> TraceIndex:
         label = labels[id(m)]
         if any(k[0] == label for k in seen):
             index.unseen.extend((label, i.computation, i.name) for i in executed(m)
-                                if (label, i.name) not in seen)
+                                if (label, i.name) not in seen and not _ran_wrapped(m, i, label, seen))
     return index
+
+
+def _ran_wrapped(module: Module, instr: Instruction, label: str, seen: set) -> bool:
+    """An async start or done whose wrapped computation's op ran (a GPU capture names the
+    wrapped fusion, `loop_dynamic_slice_fusion.1`, not its `fusion-start`)."""
+    start = instr
+    if instr.opcode.endswith("-done") and instr.operands:
+        comp = module.by_name.get(instr.computation)
+        start = comp.by_name.get(instr.operands[0]) if comp is not None else None
+    if start is None or not start.opcode.endswith("-start"):
+        return False
+    for name in start.called_computations:
+        callee = module.by_name.get(name)
+        if callee is not None and any((label, i.name) in seen for i in callee.instructions):
+            return True
+    return False
 
 
 class TraceMismatch(ValueError):

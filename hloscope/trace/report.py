@@ -53,7 +53,9 @@ def raw_ops(profile: Profile) -> list[dict]:
 
 def self_times(events) -> list[float]:
     """Each event's self time: its duration less the events nested in it on its line (a
-    while op's span holds its body's ops; async ops overlap, they do not nest)."""
+    while op's span holds its body's ops; async ops overlap, they do not nest; nor does a
+    GPU kernel that starts before the one before it ends, as Hopper's programmatic
+    dependent launch lets it: XProf counts each such kernel's whole time as its own)."""
     own = [ev.duration_ns for ev in events]
     lines: dict[str, list[int]] = defaultdict(list)
     for k, ev in enumerate(events):
@@ -66,8 +68,9 @@ def self_times(events) -> list[float]:
             start = events[k].start_ns
             while stack and events[stack[-1]].start_ns + events[stack[-1]].duration_ns <= start:
                 stack.pop()
-            if stack:  # nested in the innermost open event: not its own time
-                own[stack[-1]] -= events[k].duration_ns
+            top = events[stack[-1]] if stack else None
+            if top is not None and start + events[k].duration_ns <= top.start_ns + top.duration_ns:
+                own[stack[-1]] -= events[k].duration_ns  # (inside the innermost open event)
             stack.append(k)
     return [max(t, 0.0) for t in own]
 
