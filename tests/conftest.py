@@ -63,6 +63,15 @@ def xla_view_map() -> dict[str, dict]:
     return {str(p): v for p, v in zip(files, views)}
 
 
+def xprof_hlo_stats(path: Path) -> dict[tuple[int, str], dict]:
+    """XProf's hlo_stats tool output (fixtures/gpu_captures.py): (program id, hlo op) -> its row,
+    by column id (occurrences, total_time and total_self_time in us, ...)."""
+    doc = json.loads(Path(path).read_text())
+    cols = [c["id"] for c in doc["cols"]]
+    rows = [dict(zip(cols, [c.get("v") for c in row["c"]])) for row in doc["rows"]]
+    return {(int(v["program_id"]), v["hlo_op_name"]): v for v in rows}
+
+
 def rel(p: Path) -> str:
     for base in (ROOT, CORPUS.parent):
         try:

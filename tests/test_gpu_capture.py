@@ -4,13 +4,12 @@ fixtures/gpu_captures.py with the xprof package: an independent oracle)."""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, ROOT, needs_corpus
+from conftest import CORPUS, ROOT, needs_corpus, xprof_hlo_stats
 
 pytestmark = needs_corpus
 CAPTURES = CORPUS / "gpu" / "tracelens-captures"
@@ -19,13 +18,8 @@ NAMES = ("tracelens_jax08_gemm_mi300x", "tracelens_conv3d_mi300x")
 
 def xprof_rows(name: str) -> dict[tuple[int, str], tuple[int, float]]:
     """(program id, hlo op) -> (occurrences, total us) from XProf's hlo_stats."""
-    doc = json.loads((ROOT / "fixtures" / "gpu" / f"{name}.hlo_stats.json").read_text())
-    cols = [c["id"] for c in doc["cols"]]
-    out = {}
-    for row in doc["rows"]:
-        v = dict(zip(cols, [c.get("v") for c in row["c"]]))
-        out[(int(v["program_id"]), v["hlo_op_name"])] = (int(v["occurrences"]), float(v["total_time"]))
-    return out
+    rows = xprof_hlo_stats(ROOT / "fixtures" / "gpu" / f"{name}.hlo_stats.json")
+    return {key: (int(v["occurrences"]), float(v["total_time"])) for key, v in rows.items()}
 
 
 def modules_of(name: str) -> list[Path]:

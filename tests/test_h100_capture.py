@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, xprof_hlo_stats
 
 from hloscope.cost.chips import get_chip
 from hloscope.cost.library import gemm_precision, is_library_call
@@ -288,13 +288,8 @@ def test_reused_kernels_inside_a_command_buffer(captured):
 def _xprof(folder) -> dict[tuple[int, str], tuple[int, float]]:
     """XProf's own hlo_stats of the capture (fixtures/gpu_captures.py): (program id, op) ->
     (occurrences, total us)."""
-    doc = json.loads((folder / "xprof_hlo_stats.json").read_text())
-    cols = [c["id"] for c in doc["cols"]]
-    out = {}
-    for row in doc["rows"]:
-        v = dict(zip(cols, [c.get("v") for c in row["c"]]))
-        out[(int(v["program_id"]), v["hlo_op_name"])] = (int(v["occurrences"]), float(v["total_time"]))
-    return out
+    rows = xprof_hlo_stats(folder / "xprof_hlo_stats.json")
+    return {key: (int(v["occurrences"]), float(v["total_time"])) for key, v in rows.items()}
 
 
 def _ours(captured, folder) -> dict[tuple[int, str], tuple[int, float]]:

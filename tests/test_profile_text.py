@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, xprof_hlo_stats
 from typer.testing import CliRunner
 
 from hloscope.cli.app import app
@@ -22,10 +22,7 @@ HLO = sorted((FOLDER / "dump").glob("*after_optimizations.txt"))
 
 
 def _xprof() -> dict[tuple[int, str], dict]:
-    doc = json.loads((FOLDER / "xprof_hlo_stats.json").read_text())
-    cols = [c["id"] for c in doc["cols"]]
-    rows = [dict(zip(cols, [c.get("v") for c in row["c"]])) for row in doc["rows"]]
-    return {(int(v["program_id"]), v["hlo_op_name"]): v for v in rows}
+    return xprof_hlo_stats(FOLDER / "xprof_hlo_stats.json")
 
 
 def _run(*args: str) -> str:
