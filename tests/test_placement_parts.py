@@ -38,6 +38,27 @@ def test_a_temporary_fits_an_output_written_after_it_ends():
     assert _placed([out], temps) == ["a", "c"]
 
 
+def test_a_value_written_over_another_may_take_its_step_in_the_output():
+    """XLA's MayInterfere: a value whose definition is the other's last use does not
+    interfere with it when it may be written over it (GPU: through a get-tuple-element too).
+    a (steps 2-6) goes in first; b (6-8) may be written over a: it follows a in the output;
+    c (6-8, the same, but with no such pair) does not; d (4-9) ends where the output is
+    defined, and the output's defining op may be written over d: it fits."""
+    out = _buf("out", 4, 9, 11, "output")
+    a, b, c = _buf("a", 4, 2, 6), _buf("b", 4, 6, 8), _buf("c", 4, 6, 8)
+    buffers = [out, a, b, c]
+    number = {id(x): k for k, x in enumerate(buffers)}
+    placed, _ = _assign([out], _temps(a, b, c), [0], [[]], [0], number, {(1, 2)})
+    assert sorted(t.instruction for t in placed) == ["a", "b"]
+    placed, _ = _assign([out], _temps(a, b, c), [0], [[]], [0], number, set())
+    assert sorted(t.instruction for t in placed) == ["a"]
+    d = _buf("d", 4, 4, 9)
+    number[id(d)] = 4
+    placed, _ = _assign([out], _temps(d), [0], [[]], [0], number, {(4, 0)})
+    assert [t.instruction for t in placed] == ["d"]
+    assert not _assign([out], _temps(d), [0], [[]], [0], number, set())[0]
+
+
 def test_a_temporary_larger_than_the_output_stays_out():
     out = _buf("out", 4, 10, 11, "output")
     assert _placed([out], _temps(_buf("big", 5, 1, 2), _buf("equal", 4, 3, 4))) == ["equal"]

@@ -91,7 +91,8 @@ def _held(walk: _Walk, k: int) -> list[tuple[int, int]]:
 
 
 def _assign(outputs: list, temps: list, order: list[int], held: list[list[tuple[int, int]]],
-            ids: list[int], number: dict[int, int], touch: set[tuple[int, int]]) -> tuple[list, set[int]]:
+            ids: list[int] | None = None, number: dict[int, int] | None = None,
+            touch: set[tuple[int, int]] | frozenset = frozenset()) -> tuple[list, set[int]]:
     """The temporaries placed (largest first, each in the first output in `order` that is
     written after it ends and has room over its steps), and the steps whose callees gave one
     up."""
@@ -101,7 +102,8 @@ def _assign(outputs: list, temps: list, order: list[int], held: list[list[tuple[
     # chain written in place into it the ranges `held` says
     starts: list[list[int]] = [[a for a, _ in h] + [o.defined] for o, h in zip(outputs, held)]
     ends: list[list[int]] = [[b for _, b in h] + [1 << 62] for h in held]
-    owners: list[list[int]] = [[-1] * len(h) + [k] for h, k in zip(held, ids)]
+    # (the buffer of each range, for the pairs in `touch`: an output's own, -1 for a held one)
+    owners = [[-1] * len(h) + [k] for h, k in zip(held, ids)] if ids is not None else None
     defined = [o.defined for o in outputs]
     rank = {k: r for r, k in enumerate(order)}
     by_size = sorted(range(len(outputs)), key=lambda k: -outputs[k].bytes)
@@ -117,7 +119,7 @@ def _assign(outputs: list, temps: list, order: list[int], held: list[list[tuple[
         if added > grew:
             runs = [(max(defined[k] for k in run), run)
                     for run in (eligible[i:i + RUN] for i in range(0, len(eligible), RUN))]
-        me = number.get(id(t), -1) if seen is t else -1  # (a callee's: no pairs)
+        me = number.get(id(t), -1) if number is not None and seen is t else -1  # (a callee's: no pairs)
         if first_fit(seen.defined, seen.last_use, runs, defined, starts, ends, owners, me, touch):
             placed.append(t)
             if seen is not t:
