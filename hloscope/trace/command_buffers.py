@@ -17,8 +17,9 @@ names match most; else the entry) in schedule order, less those the capture name
 A kernel XLA reuses names an earlier fusion (the f32 X3 algorithm's six splitting fusions run
 two kernels, `fusion_11` and `fusion_14`), so a name is only looked for from the last op on.
 A kernel that finds no op left without one starts the buffer's next execution (a loop body
-runs its buffer once per iteration). An async start's kernel is the op it wraps. Checked against the same programs captured with command
-buffers off, where XLA names each kernel's op itself (tests/test_h100_capture.py).
+runs its buffer once per iteration). An async start's kernel is the op it wraps. Checked
+against the same programs captured with command buffers off, where XLA names each kernel's op
+itself (tests/test_h100_capture.py).
 """
 
 from __future__ import annotations

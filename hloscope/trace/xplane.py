@@ -84,7 +84,6 @@ def load_xplane(p: Path, data: bytes, max_events: int) -> Profile:
                 for line in plane.lines:
                     executions.add_host_line(f"{plane.name}/{line.name}", line.events)
         executions.finish()
-        prof.launches = {k: (int(c), t) for k, (c, t) in executions.launches.items()}
     for plane in planes:
         stats = dict(plane.stats)
         kind = stats.get("device_type_string") or stats.get("device_kind") or stats.get("chip")
@@ -127,13 +126,14 @@ def load_xplane(p: Path, data: bytes, max_events: int) -> Profile:
                 elif executions is not None:
                     run = executions.run_of(st.get("correlation_id"))
                 pid = as_int(st.get("program_id"))
-                if executions is not None:
-                    executions.claim(st.get("correlation_id"), MODULE_SUFFIX.sub("", str(st.get("hlo_module") or module)),
-                                     pid if pid is not None else program)
+                name = MODULE_SUFFIX.sub("", str(st.get("hlo_module") or module))
+                pid = pid if pid is not None else program
+                if executions is not None:  # (a launch that named no program: this one's)
+                    executions.claim(st.get("correlation_id"), name, pid)
                 prof.events.append(OpEvent(
-                    module=MODULE_SUFFIX.sub("", str(st.get("hlo_module") or module)), hlo_op=str(op),
+                    module=name, hlo_op=str(op),
                     device=device, start_ns=float(ev.start_ns), duration_ns=float(ev.duration_ns),
-                    program_id=pid if pid is not None else program, run_id=run,
+                    program_id=pid, run_id=run,
                     plane=plane.name, is_async=bool(is_async),
                     kernel=str(ev.name) if executions is not None else ""))
     if executions is not None:
