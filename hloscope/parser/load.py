@@ -159,7 +159,6 @@ def _scanned(text: str, path: str) -> list[Module] | None:
     from hloscope.parser.fast.native import available, scan_native
     from hloscope.parser.fast.scan import ScanMiss, scan_text
     from hloscope.parser.reader import lark_errors
-
     from hloscope.parser.tuple_refs import expand
 
     try:
