@@ -1,0 +1,109 @@
+"""Small parts of hloscope.cost the first cost_model mutation run found untested: which
+opcodes have a FLOP model, the category of each kind of op (on hand-written minimal modules,
+labelled as such), and a shape's facts. Each expectation is worked out by hand from the rule
+the function states."""
+
+from __future__ import annotations
+
+import pytest
+
+from hloscope.cost.category import category
+from hloscope.cost.flops import has_flop_model
+from hloscope.cost.layout import shape_facts
+from hloscope.parser import parse, parse_shape
+
+
+@pytest.mark.parametrize(("opcode", "known"), [
+    ("add", True),                # elementwise
+    ("exponential", True),        # transcendental
+    ("copy", True),               # no FLOPs, known
+    ("while", True),              # control flow
+    ("dot", True),                # a formula
+    ("custom-call", True),        # a formula (its estimate, or a library call's config)
+    ("bitcast-convert", True),    # one per element, as XLA counts it
+    ("all-gather-start", True),   # the start of an op with no FLOPs
+    ("all-reduce-done", True),    # a done: nothing of its own
+    ("all-reduce-update", True),
+    ("fusion-start", True),       # the start of an op that calls a computation
+    ("call-start", True),
+    ("reduce-start", False),      # the start of an op with a formula but no caller of its own
+    ("dot-start", False),
+    ("frobnicate", False),        # no such opcode
+])
+def test_has_flop_model(opcode, known):
+    assert has_flop_model(opcode) is known
+
+
+# HAND-WRITTEN minimal module: one of each kind of op the categories tell apart.
+_MODULE = """HloModule m, is_scheduled=true
+
+%dotf (a: f32[4,4], b: f32[4,4]) -> f32[4,4] {
+  %a = f32[4,4]{1,0} parameter(0)
+  %b = f32[4,4]{1,0} parameter(1)
+  ROOT %d = f32[4,4]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+
+%moves (p: f32[4,4]) -> (f32[4,4], f32[16]) {
+  %p = f32[4,4]{1,0} parameter(0)
+  %t = f32[4,4]{0,1} transpose(%p), dimensions={1,0}
+  %c = f32[] constant(0)
+  %r = f32[16]{0} reshape(%t)
+  ROOT %tu = (f32[4,4]{0,1}, f32[16]{0}) tuple(%t, %r)
+}
+
+%adds (p: f32[4,4]) -> f32[4,4] {
+  %p = f32[4,4]{1,0} parameter(0)
+  ROOT %n = f32[4,4]{1,0} negate(%p)
+}
+
+%adds2 (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%only (p: f32[4,4]) -> f32[4,4] {
+  ROOT %p = f32[4,4]{1,0} parameter(0)
+}
+
+ENTRY %main (x: f32[4,4]) -> f32[4,4] {
+  %x = f32[4,4]{1,0} parameter(0)
+  %k = f32[] constant(1)
+  %f1 = f32[4,4]{1,0} fusion(%x, %x), kind=kOutput, calls=%dotf
+  %f2 = (f32[4,4]{0,1}, f32[16]{0}) fusion(%x), kind=kLoop, calls=%moves
+  %f3 = f32[4,4]{1,0} fusion(%x), kind=kLoop, calls=%adds
+  %f4 = f32[4,4]{1,0} fusion(%x), kind=kLoop, calls=%only
+  %tr = f32[4,4]{0,1} transpose(%x), dimensions={1,0}
+  %ab = f32[4,4]{1,0} abs(%x)
+  %cc = f32[4,4]{1,0} custom-call(%x), custom_call_target="foo"
+  %ar = f32[4,4]{1,0} all-reduce(%x), replica_groups={}, to_apply=%adds2
+  %cv = f32[4,4]{1,0} convolution(%x, %x), window={size=1x1}, dim_labels=bf_io->bf
+  ROOT %dd = f32[4,4]{1,0} dot(%x, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+
+
+def test_categories():
+    (m,) = parse(_MODULE)
+    got = {i.name: category(i, m) for i in m.entry.instructions}
+    assert got == {
+        "x": "other", "k": "other", "f1": "matmul fusion",
+        "f2": "data formatting",        # transpose, reshape, a constant, a tuple: data moves only
+        "f3": "elementwise fusion", "f4": "data formatting",  # (nothing but its parameter)
+        "tr": "data formatting", "ab": "elementwise", "cc": "custom kernel",
+        "ar": "collective", "cv": "convolution", "dd": "matmul"}
+
+
+def test_shape_facts_of_an_array_and_a_tuple():
+    """f32[3,200] under T(8,128): the last two dims pad to [8,256]: 2,048 of 600 elements."""
+    facts = shape_facts(parse_shape("f32[3,200]{1,0:T(8,128)}"))
+    assert facts["shape"] == "f32[3,200]{1,0:T(8,128)}"
+    assert facts["logical_dims"] == [3, 200] and facts["padded_dims"] == [8, 256]
+    assert facts["ratio"] == pytest.approx(2048 / 600)
+    assert facts["tile_levels"] == [[8, 128]]
+    assert facts["memory_space_name"] == "device (HBM)"
+    pair = shape_facts(parse_shape("(f32[3,200]{1,0:T(8,128)}, bf16[5]{0:T(128)(2,1)S(1)})"))
+    assert pair["logical_dims"] == [[3, 200], [5]]
+    assert pair["padded_dims"] == [[8, 256], [128]]
+    empty = shape_facts(parse_shape("f32[0]{0}"))
+    assert empty["ratio"] == 1.0
