@@ -107,3 +107,57 @@ def test_shape_facts_of_an_array_and_a_tuple():
     assert pair["padded_dims"] == [[8, 256], [128]]
     empty = shape_facts(parse_shape("f32[0]{0}"))
     assert empty["ratio"] == 1.0
+
+
+# HAND-WRITTEN minimal module: a fusion, an async all-gather whose start carries its operand
+# back, and a slice; stack frames name the gather's source line.
+_BUFFERS = """HloModule m, is_scheduled=true
+
+FileNames
+1 "model.py"
+
+FunctionNames
+1 "step"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=7 end_line=7 column=1 end_column=2}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=0}
+
+%fused (p: f32[1024]) -> f32[1024] {
+  %p = f32[1024]{0} parameter(0)
+  ROOT %n = f32[1024]{0} negate(%p)
+}
+
+ENTRY %main (x: f32[1024]) -> f32[1024] {
+  %x = f32[1024]{0} parameter(0)
+  %f = f32[1024]{0} fusion(%x), kind=kLoop, calls=%fused
+  %s = (f32[1024]{0}, f32[2048]{0}) all-gather-start(%f), dimensions={0}, replica_groups={{0,1}}, metadata={op_name="ag" stack_frame_id=1}
+  %d = f32[2048]{0} all-gather-done(%s)
+  ROOT %c = f32[1024]{0} slice(%d), slice={[0:1024]}
+}
+"""
+
+
+def test_memory_facts_add_up_each_allocated_buffer():
+    """f 4 KiB, the start's new buffer 8 KiB (its first element is f, carried back), c 4 KiB;
+    not x (a parameter), d (the start's buffer) nor the fused computation's values: 16 KiB."""
+    from hloscope.cost.memory import memory_facts, memory_part, memory_total
+
+    (m,) = parse(_BUFFERS)
+    facts = memory_facts(m, top=2)
+    assert facts["bytes_per_memory_space"] == {"device (HBM)": 16384}
+    assert facts["logical_bytes"] == 16384 and facts["padding_waste_bytes"] == 0
+    (first, second) = facts["largest_buffers"]
+    assert (first["computation"], first["instruction"], first["shape"], first["padded_bytes"]) == (
+        "main", "s", "f32[2048]{0}", 8192)
+    assert first["source"] == "model.py:7 (step)" and first["op_name"] == "ag"
+    assert second["instruction"] in ("c", "f") and second["padded_bytes"] == 4096
+    # two parts of one module: each space's bytes added, the tables taken from the part with them
+    comps = [c for c in m.computations if c.name == "main"]
+    part = memory_part(comps, m.fusion_computations(), 2)
+    assert part["tables"] is None
+    twice = memory_total([part, part], 1)
+    assert twice["bytes_per_memory_space"] == {"device (HBM)": 32768}
+    assert twice["largest_buffers"][0]["source"] == ""  # (no stack-frame tables in either part)

@@ -13,6 +13,7 @@ from hloscope.source import resolve, tables_of, unresolved_source
 
 # Results that allocate no buffer: aliases, and parameters (the caller's buffers).
 _NOT_ALLOCATED = ALIASING | {"parameter"}
+_ITS_START = ("-done", "-update")
 
 
 def memory_facts(module: Module, top: int = 5) -> dict:
@@ -36,8 +37,8 @@ def memory_part(comps: list[Computation], fused: frozenset[str], top: int = 5,
         if comp.name in fused:
             continue
         for instr in comp.instructions:
-            if instr.opcode in _NOT_ALLOCATED or not instr.shape_text:
-                continue
+            if instr.opcode in _NOT_ALLOCATED or not instr.shape_text or instr.opcode.endswith(_ITS_START):
+                continue  # (an async done or update names the buffer its start allocated)
             start = instr.opcode.endswith("-start")
             key = (instr.shape_text, *[comp[o].shape_text for o in instr.operands if o in comp]
                    ) if start else instr.shape_text
