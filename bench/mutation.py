@@ -150,7 +150,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
          "tests/test_tpu_profile.py", "tests/test_gpu_capture.py", "tests/test_roofline_text_parts.py",
          "tests/test_memory_text_parts.py", "tests/test_kernels_text_parts.py",
          "tests/test_diff_text_parts.py", "tests/test_sharding_text_parts.py",
-         "tests/test_report_small_parts.py"]),
+         "tests/test_report_small_parts.py", "tests/test_profile_text_parts.py"]),
     # where temporaries go in the outputs' buffers, and which chip a module is costed on
     "cost_placement": (["hloscope/cost/placement.py", "hloscope/cost/resolve.py"],
                        ["tests/test_memory.py", "tests/test_chip.py", "tests/test_sharing_parts.py",
