@@ -159,7 +159,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     "cost_liveness": (["hloscope/cost/liveness.py", "hloscope/cost/sharing.py"],
                       ["tests/test_memory.py", "tests/test_sharing_parts.py", "tests/test_memory_text.py",
                        "tests/test_gpu_cost.py", "tests/test_liveness_parts.py", "tests/test_h100_capture.py",
-                       "tests/test_placement_parts.py"]),  # (sharing.first_fit's part test)
+                       "tests/test_placement_parts.py",  # (sharing.first_fit's part test)
+                       "tests/test_sharing_small_parts.py"]),
 }
 # the check that bench/mutants.py's seeds still apply reads hloscope's source text, which
 # mutmut's copy has rewritten (trampolines): it fails there whatever the mutant
