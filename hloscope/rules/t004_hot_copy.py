@@ -24,17 +24,51 @@ class HotCopy(TraceRule):
         min_share: float = 0.05
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        in_loops = None
         for instr, s in self.measured(ctx):
             if s.category != "data formatting":
                 continue
             share = ctx.trace.share(s)
             if share < self.options.min_share:
                 continue
+            evidence = {"share": share, "total_seconds": s.total_ns * 1e-9, "count": s.count}
+            help = ("See H001/H002 for why the copy exists; remove it at the source (donation, "
+                    "matching layouts) rather than making it faster.")
+            if _slices(instr, ctx.module):
+                in_loops = loop_computations(ctx.module) if in_loops is None else in_loops
+                if instr.computation in in_loops:
+                    evidence["loop_slice"] = True
+                    help = ("The loop slices one element of a stacked array per iteration (a scan "
+                            "over layers' weights), and XLA copies each slice. Unrolled "
+                            "(jax.lax.scan(..., unroll=True), or a Python loop over the layers), the "
+                            "slices are static and their users read them in place.")
             yield self.finding(
                 ctx, instr,
                 f"%{instr.name} ({instr.opcode}) takes {share * 100:.1f}% of step time: "
                 f"{human_seconds(s.total_ns * 1e-9)} over {s.count} run(s)",
-                evidence={"share": share, "total_seconds": s.total_ns * 1e-9, "count": s.count},
-                help="See H001/H002 for why the copy exists; remove it at the source (donation, "
-                     "matching layouts) rather than making it faster.",
+                evidence=evidence, help=help,
             )
+
+
+def _slices(instr, module) -> bool:
+    """A dynamic-slice, or a fusion whose root is one."""
+    if instr.opcode == "fusion" and instr.called_computations:
+        callee = module.by_name.get(instr.called_computations[0])
+        root = callee.root if callee is not None else None
+        return root is not None and root.opcode == "dynamic-slice"
+    return instr.opcode == "dynamic-slice"
+
+
+def loop_computations(module) -> set[str]:
+    """The computations a while loop's body runs, and those they call (an async slice's
+    wrapped computation, inside the body), transitively."""
+    todo = [i.attr("body") for i in module.instructions() if i.opcode == "while" and i.attr("body")]
+    seen: set[str] = set()
+    while todo:
+        name = str(todo.pop()).lstrip("%")
+        comp = module.by_name.get(name)
+        if comp is None or name in seen:
+            continue
+        seen.add(name)
+        todo.extend(c for i in comp.instructions for c in i.called_computations)
+    return seen
