@@ -45,7 +45,8 @@ def test_an_input_error_is_said_plainly_and_anything_else_is_ours():
     e = FileError.of("x.pb", Missing("reading a binary HloProto needs jax"))
     assert (e.file, e.line, e.column, e.message) == ("x.pb", 0, 0, "reading a binary HloProto needs jax")
     bug = FileError.of("x.hlo", KeyError("k"))
-    assert bug.message == "internal error (KeyError: 'k'); rerun with --debug" and bug.line == 0
+    assert bug.message == "internal error (KeyError: 'k'); rerun with --debug"
+    assert (bug.line, bug.column) == (0, 0)
     assert bug.render() == "x.hlo: error: internal error (KeyError: 'k'); rerun with --debug"
 
 

@@ -1,6 +1,7 @@
 """The report package's smaller parts, branch by branch: `stats`'s text on a record written
 by hand, the `parse --format json` record of a real H100 instruction (its fields read off the
-text by hand), and a file error from each kind of failure."""
+text by hand), and a file error's source line from each kind of parse error (the other kinds
+of failure: test_report_parts.py)."""
 
 from __future__ import annotations
 
@@ -96,13 +97,3 @@ def test_file_error_of_a_parse_error_reads_its_line(tmp_path):
     unnamed = FileError.of(str(f), ParseError("bad", "<string>", 3, 5))
     assert unnamed.file == str(f) and unnamed.source_line == "  ROOT p = f32[4]{0} paramter(0)"
 
-
-def test_file_error_of_other_failures():
-    class InputProblem(ValueError):
-        is_input_error = True
-
-    said = FileError.of("x.hlo", InputProblem("not HLO"))
-    assert (said.file, said.line, said.column, said.message) == ("x.hlo", 0, 0, "not HLO")
-    ours = FileError.of("x.hlo", KeyError("k"))
-    assert (ours.line, ours.column) == (0, 0)
-    assert ours.message == "internal error (KeyError: 'k'); rerun with --debug"
