@@ -16,6 +16,9 @@ ELEMENTWISE = frozenset({
     "remainder", "is-finite", "popcnt", "clz", "real", "imag", "complex", "convert",
     "reduce-precision", "stochastic-convert", "map",
 })
+# One FLOP per output element, as XLA's cost analysis counts: the elementwise ops, and a
+# bitcast-convert (not elementwise for buffer sharing: sharing.py reads ELEMENTWISE).
+PER_ELEMENT = ELEMENTWISE | {"bitcast-convert"}
 TRANSCENDENTAL = frozenset({
     "exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt", "rsqrt", "cbrt",
     "tanh", "logistic", "sine", "cosine", "tan", "power", "erf", "atan2",
@@ -135,7 +138,7 @@ def has_flop_model(opcode: str) -> bool:
     if shorthand is not None:
         base, phase = shorthand
         return phase != "start" or base in NO_FLOPS or base in ASYNC_CALLERS
-    return (opcode in ELEMENTWISE or opcode in TRANSCENDENTAL or opcode in NO_FLOPS or opcode == "bitcast-convert"
+    return (opcode in PER_ELEMENT or opcode in TRANSCENDENTAL or opcode in NO_FLOPS
             or opcode in CONTROL or opcode in _FORMULAS)
 
 

@@ -21,9 +21,9 @@ from math import prod
 
 from hloscope.cost.flops import (
     CONTROL,
-    ELEMENTWISE,
     FREE,
     NO_FLOPS,
+    PER_ELEMENT,
     SLICING,
     TRANSCENDENTAL,
     UnknownCost,
@@ -190,7 +190,7 @@ class CostModel:
         op = instr.opcode
         c = Cost()
         out_elems = elements(instr.shape)
-        if op in ELEMENTWISE or op == "bitcast-convert":  # (XLA counts one per element for it too)
+        if op in PER_ELEMENT:
             c.flops = out_elems
         elif op in TRANSCENDENTAL:
             c.transcendentals = out_elems

@@ -7,9 +7,8 @@ from operator import attrgetter
 
 from hloscope.cost.chips import Chip
 from hloscope.cost.flops import FREE, kernel_cost_estimate
-from hloscope.cost.library import is_library_call
-from hloscope.cost.ops import Cost, CostModel
 from hloscope.cost.library import gemm_precision, is_library_call
+from hloscope.cost.ops import Cost, CostModel
 from hloscope.cost.precision import matmul_peak, precision_of
 from hloscope.ir import Instruction, Module
 from hloscope.source import source_of
