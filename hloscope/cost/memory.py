@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 
 from hloscope.cost.layout import memory_leaves, memory_space_name
 from hloscope.ir import Computation, Module
-from hloscope.ir.opcodes import ALIASING
+from hloscope.ir.opcodes import ALIASING, ASYNC_LATER
 from hloscope.source import resolve, tables_of, unresolved_source
 
 # Results that allocate no buffer: aliases, and parameters (the caller's buffers).
 _NOT_ALLOCATED = ALIASING | {"parameter"}
-_ITS_START = ("-done", "-update")
 
 
 def memory_facts(module: Module, top: int = 5) -> dict:
@@ -37,7 +36,7 @@ def memory_part(comps: list[Computation], fused: frozenset[str], top: int = 5,
         if comp.name in fused:
             continue
         for instr in comp.instructions:
-            if instr.opcode in _NOT_ALLOCATED or not instr.shape_text or instr.opcode.endswith(_ITS_START):
+            if instr.opcode in _NOT_ALLOCATED or not instr.shape_text or instr.opcode.endswith(ASYNC_LATER):
                 continue  # (an async done or update names the buffer its start allocated)
             start = instr.opcode.endswith("-start")
             key = (instr.shape_text, *[comp[o].shape_text for o in instr.operands if o in comp]

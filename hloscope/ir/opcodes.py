@@ -70,6 +70,8 @@ LITERAL_OPCODES = frozenset({"constant", "parameter"})
 # `<op>-done` (slice-start, all-to-all-start, ...) for any opcode that has no async
 # form of its own.
 ASYNC_PHASES = ("-start", "-update", "-done")
+# An async op's later halves: they name the buffer and the work their start holds.
+ASYNC_LATER = ASYNC_PHASES[1:]
 
 
 def carried_element(opcode: str) -> int:

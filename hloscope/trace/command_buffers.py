@@ -29,11 +29,11 @@ from collections import defaultdict
 from dataclasses import replace
 
 from hloscope.ir import Instruction, Module
+from hloscope.ir.opcodes import ASYNC_LATER
 from hloscope.trace.events import OpEvent
 
 _COMMAND_BUFFER = re.compile(r"command_buffer(?:_\d+)?$")
 _SANITIZE = re.compile(r"[.\-]")
-_NO_KERNEL = ("-done", "-update")
 
 
 def kernel_key(name: str) -> str:
@@ -42,7 +42,8 @@ def kernel_key(name: str) -> str:
 
 
 def attribute(events: list[OpEvent], modules: list[Module], find, executed_ops) -> tuple[list[OpEvent], int]:
-    """(events with command-buffer kernels given to their ops, how many were given)."""
+    """(events with command-buffer kernels given to their ops, how many were given);
+    `executed_ops`: join's (this module may not import join, which imports it)."""
     groups: dict[tuple, list[int]] = defaultdict(list)  # (label, cb, device, run) -> event indices
     direct: dict[str, set[str]] = defaultdict(set)  # label -> ops the capture names itself
     owner: dict[str, Module] = {}
@@ -82,14 +83,10 @@ def _plan(kernels: tuple[str, ...], module: Module, direct: set[str], executed_o
     plan: list[str | None] = []
     at, taken = 0, set()
     for kernel in kernels:
-        j = _named(keys, kernel, at)
-        if j is None:  # (a library kernel, or one XLA reuses under an earlier fusion's name)
-            j = _next_free(len(ops), taken, at)
+        j = _place(keys, kernel, at, taken)
         if j is None:  # (every op has its kernel: the buffer's next execution)
             at, taken = 0, set()
-            j = _named(keys, kernel, at)
-            if j is None:
-                j = _next_free(len(ops), taken, at)
+            j = _place(keys, kernel, at, taken)
         if j is None:
             plan.append(None)
             continue
@@ -100,18 +97,11 @@ def _plan(kernels: tuple[str, ...], module: Module, direct: set[str], executed_o
     return plan
 
 
-def _named(keys: list[str], kernel: str, at: int) -> int | None:
-    for j in range(at, len(keys)):
-        if keys[j] == kernel:
-            return j
-    return None
-
-
-def _next_free(n: int, taken: set[int], at: int) -> int | None:
-    for j in range(at, n):
-        if j not in taken:
-            return j
-    return None
+def _place(keys: list[str], kernel: str, at: int, taken: set[int]) -> int | None:
+    """The op from `at` on named as the kernel is, else (a library kernel, or one XLA reuses
+    under an earlier fusion's name) the first from `at` on with no kernel yet."""
+    named = next((j for j in range(at, len(keys)) if keys[j] == kernel), None)
+    return named if named is not None else next((j for j in range(at, len(keys)) if j not in taken), None)
 
 
 def _wrapped(instr: Instruction, module: Module) -> Instruction:
@@ -127,7 +117,7 @@ def _wrapped(instr: Instruction, module: Module) -> Instruction:
 def _candidates(kernels: tuple[str, ...], module: Module, direct: set[str], executed_ops) -> list[Instruction]:
     """The ops, in schedule order, of the computation the buffer runs."""
     by_comp = {comp: [_wrapped(i, module) for i in instrs
-                      if i.name not in direct and not i.opcode.endswith(_NO_KERNEL)]
+                      if i.name not in direct and not i.opcode.endswith(ASYNC_LATER)]
                for comp, instrs in executed_ops(module).items()}
     names = set(kernels)
     best = max(by_comp, key=lambda c: (sum(kernel_key(i.name) in names for i in by_comp[c]),
