@@ -60,15 +60,9 @@ def _slices(instr, module) -> bool:
 
 
 def loop_computations(module) -> set[str]:
-    """The computations a while loop's body runs, and those they call (an async slice's
-    wrapped computation, inside the body), transitively."""
-    todo = [i.attr("body") for i in module.instructions() if i.opcode == "while" and i.attr("body")]
-    seen: set[str] = set()
-    while todo:
-        name = str(todo.pop()).lstrip("%")
-        comp = module.by_name.get(name)
-        if comp is None or name in seen:
-            continue
-        seen.add(name)
-        todo.extend(c for i in comp.instructions for c in i.called_computations)
-    return seen
+    """The computations a while loop runs (its condition, its body, and what they call: an
+    async slice's wrapped computation, inside the body), transitively."""
+    from hloscope.graph.queries import called_instructions
+
+    return {i.computation for w in module.instructions() if w.opcode == "while"
+            for i in called_instructions(module, w)}
