@@ -161,3 +161,52 @@ def test_memory_facts_add_up_each_allocated_buffer():
     twice = memory_total([part, part], 1)
     assert twice["bytes_per_memory_space"] == {"device (HBM)": 32768}
     assert twice["largest_buffers"][0]["source"] == ""  # (no stack-frame tables in either part)
+
+
+# --------------------------------------------------------------- a vreg tile's rows, by type
+
+@pytest.mark.parametrize(("dtype", "rows"), [
+    ("f32", 8), ("s32", 8), ("u32", 8),   # 32-bit: a (8, 128) tile is 4 KiB
+    ("f64", 8), ("s64", 8),                # wider than 32 bits: still 8 rows (min(bits, 32))
+    ("bf16", 16), ("f16", 16), ("s16", 16),
+    ("s8", 32), ("f8e4m3fn", 32), ("pred", 32),
+    ("s4", 32), ("u4", 32),                # narrower than 8 bits: 32 rows (max(bits, 8))
+    ("i32", 8), ("i16", 16), ("i8", 32), ("i4", 32), ("i1", 32),  # MLIR's names (Pallas)
+    ("index", 8), ("not-a-type", 8),       # unknown: taken as 32-bit
+])
+def test_sublanes_of_each_element_type(dtype, rows):
+    from hloscope.cost.layout import sublanes
+
+    assert sublanes(dtype) == rows
+
+
+# HAND-WRITTEN minimal module: the byte rules of CostModel.memory, op by op.
+_TRAFFIC = """HloModule m, is_scheduled=true
+
+ENTRY %e (p: f32[64,128], u: f32[2,128], i: s32[]) -> (f32[64,128], f32[4,128], f32[64,128]) {
+  %p = f32[64,128]{1,0} parameter(0)
+  %u = f32[2,128]{1,0} parameter(1)
+  %i = s32[] parameter(2)
+  %z = s32[] constant(0)
+  %a = f32[64,128]{1,0} add(%p, %p)
+  %s = f32[4,128]{1,0} slice(%a), slice={[0:4], [0:128]}
+  %d = f32[64,128]{1,0} dynamic-update-slice(%a, %u, %i, %z)
+  ROOT %t = (f32[64,128]{1,0}, f32[4,128]{1,0}, f32[64,128]{1,0}) tuple(%a, %s, %d)
+}
+"""
+
+
+@pytest.mark.parametrize(("name", "read", "written"), [
+    ("a", 2 * 64 * 128 * 4, 64 * 128 * 4),  # both operands read, the result written
+    ("s", 4 * 128 * 4, 4 * 128 * 4),        # a slice reads only what it produces
+    ("d", 2 * 128 * 4 + 4 + 4, 2 * 128 * 4),  # in place: the update and the indices read, the update written
+    ("t", 0, 0),                             # a tuple moves nothing
+    ("p", 0, 0),
+])
+def test_cost_model_memory_of_one_instruction(name, read, written):
+    from hloscope.cost.ops import CostModel
+
+    (m,) = parse(_TRAFFIC)
+    c = CostModel(m).memory(m.entry.by_name[name])
+    assert (c.bytes_read, c.bytes_written) == (read, written)
+    assert c.flops == 0  # bytes only

@@ -371,14 +371,6 @@ class CostModel:
             self._costs[id(instr)] = found = (instr, c)
         return found[1]
 
-    def top_level(self) -> list[Instruction]:
-        """Instructions that run as their own kernels: not inside fusions or reducers."""
-        skip = set(self.module.fusion_computations())
-        for instr in self.module.instructions():
-            if instr.opcode not in ("while", "call", "conditional", "fusion", "async-start"):
-                skip.update(instr.called_computations)
-        return [i for c in self.module.computations if c.name not in skip for i in c.instructions]
-
     def module_cost(self) -> Cost:
         """Totals over the entry computation, descending into control flow."""
         total = Cost()
