@@ -4,7 +4,8 @@
 //! debug tables, comments, continued or unusual lines) is left to the Python line scanner.
 //!
 //! The rule is "never take a line `LINE` would not": names are `[A-Za-z_][A-Za-z0-9_.-]*`,
-//! operands plain names (typed operands go to Python), literals only for constant/parameter,
+//! operands plain names, each with any `#i` tuple-element suffixes (`%x#0`, as newer XLA
+//! prints; typed operands go to Python), literals only for constant/parameter,
 //! the attribute list `, key=value` items whose values pair their brackets within the depths
 //! `LINE` allows (three levels of any kind, or the JSON form of backend configs: `{` then up
 //! to seven more of `[{`, `[{`, `[{`, `[{`, `{`, `[`, `{`), strings closed on the line, no
@@ -304,14 +305,21 @@ fn fields(s: &str) -> Option<Fields<'_>> {
         }
         literal = Some(inner);
     } else if !inner.is_empty() {
-        // `%?name(,[ \t]*%?name)*`, exactly
+        // `%?name(#[0-9]+)*(,[ \t]*%?name(#[0-9]+)*)*`, exactly
         let ib = inner.as_bytes();
         let mut p = 0;
         loop {
             if p < ib.len() && ib[p] == b'%' {
                 p += 1;
             }
-            let e = name(ib, p)?;
+            let mut e = name(ib, p)?;
+            while e < ib.len() && ib[e] == b'#' {
+                let digits = ib[e + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                if digits == 0 {
+                    return None;
+                }
+                e += 1 + digits;
+            }
             operands.push(&inner[p..e]);
             if e == ib.len() {
                 break;
@@ -366,6 +374,8 @@ mod tests {
         assert_eq!((f.literal, f.attrs), (Some("1"), ""));
         let json = r#"  %f = bf16[8,128]{1,0:T(8,128)(2,1)} fusion(%a), kind=kLoop, calls=%g, backend_config={"a":[{"b":{"c":["1"]}}],"s":"x/y'z"}"#;
         assert!(take(json).is_some());
+        let g = take("  %g = f32[2]{0} add(%c.2#0, %t#1#12)").unwrap();
+        assert_eq!(g.operands, ["c.2#0", "t#1#12"]); // tuple elements, as LINE's _OPERAND takes them
         let t = take("  %t = (f32[2]{0}, (s32[], u8[0]{0})) tuple(%a, %b)").unwrap();
         assert_eq!(t.shape, "(f32[2]{0}, (s32[], u8[0]{0}))");
     }
@@ -383,6 +393,8 @@ mod tests {
             "  %a = f32[2]{0} add(%b), x={\n",              // continued below
             "  %a = f32[2]{0} add(%b) , x=1",              // a blank before the first comma
             "  %a = f32[2]{0} custom-call(%b), x=(1]",     // mismatched brackets
+            "  %a = f32[2]{0} add(%b#, %c)",               // a `#` with no index
+            "  %a = f32[2]{0} add(%b#x, %c)",              // nor a number
         ] {
             assert!(take(s).is_none(), "{s}");
         }
