@@ -172,7 +172,17 @@ _COPY = ["fixtures", "grammar", "rules", "bench", "examples", "README.md", "ARCH
          ".ci"]
 
 
-def _config(sources: list[str], tests: list[str], repo: Path) -> str:
+# selections whose tests compile with jax: mutmut's default forks each mutant's child from the
+# process that ran the suite, whose jax threads the child inherits, and a compile in the child
+# then deadlocks on a futex that no CPU-time limit ends. These fork from a server that has
+# only collected the tests (imported them, run none), so each child starts jax afresh. (Not
+# every selection: a child forked from the process that ran the suite inherits its warm
+# caches, the grammar's tables and compiled patterns; from the server each child builds them,
+# which made rules_core some 4x slower.)
+_FORKSERVER = {"cost_model"}
+
+
+def _config(sources: list[str], tests: list[str], repo: Path, forkserver: bool = False) -> str:
     """[tool.mutmut]: the whole package is copied (its imports must resolve in the copy), and
     every file outside `sources` is excluded from mutation."""
     wanted = [s.rstrip("/") for s in sources]
@@ -188,11 +198,7 @@ def _config(sources: list[str], tests: list[str], repo: Path) -> str:
             # capture read once per test file) lands on whichever test comes first: with
             # mutmut's default 1 s in its CPU limit, 30 (t + 1) s, such tests time out
             "timeout_constant = 10.0\n"
-            # mutmut's default forks each mutant's child from the process that ran the suite,
-            # whose jax threads (tests that compile) the child inherits: a compile there
-            # deadlocks on a futex that no CPU-time limit ends. A fork server that has only
-            # collected the tests (imported them, run none) gives each child a jax of its own
-            'process_isolation = "forkserver"\nforkserver_warmup = "collect"\n')
++ ('process_isolation = "forkserver"\nforkserver_warmup = "collect"\n' if forkserver else ""))
 
 
 # mutmut runs each mutant's tests in a child forked from one process, and hloscope's source
@@ -246,7 +252,7 @@ def run(package: str, mutmut: list[str], keep: bool = False) -> dict:
         (work / "shared").symlink_to(shared)
         (repo / "shared").symlink_to(shared)
     with open(repo / "pyproject.toml", "a", encoding="utf-8") as f:
-        f.write(_config(sources, tests, repo))
+        f.write(_config(sources, tests, repo, package in _FORKSERVER))
     with open(repo / "tests" / "conftest.py", "a", encoding="utf-8") as f:
         f.write(_FRESH_CACHE)
     t0 = time.time()
