@@ -198,7 +198,7 @@ def _config(sources: list[str], tests: list[str], repo: Path, forkserver: bool =
             # capture read once per test file) lands on whichever test comes first: with
             # mutmut's default 1 s in its CPU limit, 30 (t + 1) s, such tests time out
             "timeout_constant = 10.0\n"
-+ ('process_isolation = "forkserver"\nforkserver_warmup = "collect"\n' if forkserver else ""))
+            + ('process_isolation = "forkserver"\nforkserver_warmup = "collect"\n' if forkserver else ""))
 
 
 # mutmut runs each mutant's tests in a child forked from one process, and hloscope's source
