@@ -118,9 +118,31 @@ def _module(body: str, header: str = "") -> object:
     ('  p = f32[8,8]{1,0} parameter(0)\n  ROOT n = f32[8,8]{1,0} negate(p), backend_config={"operation_queue_id":"0"}', "", "gpu"),
     ("  ROOT p = f32[8,8]{1,0} parameter(0)", ", is_scheduled=true", "cpu"),
     ("  ROOT p = f32[8,8]{1,0} parameter(0)", "", None),
+    # XLA's GPU scheduler's stamp on the module it scheduled
+    ("  ROOT p = f32[8,8]{1,0} parameter(0)",
+     ', is_scheduled=true, frontend_attributes={fingerprint_before_lhs="3d1f"}', "gpu"),
+    ("  ROOT p = f32[8,8]{1,0} parameter(0)", ', is_scheduled=true, frontend_attributes={other="3d1f"}', "cpu"),
+    # an op that is no custom call names no library by its attributes' text
+    ('  p = f32[8,8]{1,0} parameter(0)\n  ROOT n = f32[8,8]{1,0} negate(p), metadata={op_name="__cublas$gemm"}',
+     ", is_scheduled=true", "cpu"),
+    # a custom call with no target, or another's, on a scheduled module: the CPU's
+    ('  p = f32[8,8]{1,0} parameter(0)\n  ROOT c = f32[8,8]{1,0} custom-call(p), custom_call_target="my_kernel"',
+     ", is_scheduled=true", "cpu"),
 ])
 def test_the_platform_a_module_shows(body, header, platform):
     assert platform_of(_module(body, header)) == platform
+
+
+def test_a_module_with_gpu_command_buffers_is_a_gpus():
+    # HAND-WRITTEN minimal module: XLA's GPU backend wraps runs of ops in command_buffer computations
+    text = ("HloModule m, is_scheduled=true\n\n%command_buffer (a: f32[8]) -> f32[8] {\n"
+            "  %a = f32[8]{0} parameter(0)\n  ROOT %n = f32[8]{0} negate(%a)\n}\n\n"
+            "ENTRY %e (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"
+            "  ROOT %c = f32[8]{0} call(%p), to_apply=%command_buffer\n}\n")
+    (m,) = parse(text, "m")
+    assert platform_of(m) == "gpu"
+    (m,) = parse(text.replace("command_buffer", "commands"), "m")
+    assert platform_of(m) == "cpu"
 
 
 def test_the_resolution_of_modules_that_state_little():

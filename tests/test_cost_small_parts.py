@@ -210,3 +210,84 @@ def test_cost_model_memory_of_one_instruction(name, read, written):
     c = CostModel(m).memory(m.entry.by_name[name])
     assert (c.bytes_read, c.bytes_written) == (read, written)
     assert c.flops == 0  # bytes only
+
+
+# HAND-WRITTEN minimal module: every way a computation runs, for roofline._executed. The entry
+# runs a conditional first, then calls %f twice (a computation reached twice is listed once),
+# then a 5-trip loop whose body calls %g, and an async call of %h; %fused is a fusion's.
+_RUNS = """HloModule m, is_scheduled=true
+
+%fused (a: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%a)
+}
+
+%f (a: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} fusion(%a), kind=kLoop, calls=%fused
+}
+
+%g (a: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%a)
+}
+
+%h (a: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%a)
+}
+
+%b0 (a: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%a)
+}
+
+%b1 (a: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} abs(%a)
+}
+
+%body (s: (s32[], f32[8])) -> (s32[], f32[8]) {
+  %s = (s32[], f32[8]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %x = f32[8]{0} get-tuple-element(%s), index=1
+  %one = s32[] constant(1)
+  %j = s32[] add(%i, %one)
+  %y = f32[8]{0} call(%x), to_apply=%g
+  ROOT %t = (s32[], f32[8]{0}) tuple(%j, %y)
+}
+
+%cond (s: (s32[], f32[8])) -> pred[] {
+  %s = (s32[], f32[8]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(5)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+ENTRY %e (p: f32[8], k: s32[]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %k = s32[] parameter(1)
+  %c = f32[8]{0} conditional(%k, %p, %p), branch_computations={%b0, %b1}
+  %f1 = f32[8]{0} call(%c), to_apply=%f
+  %f2 = f32[8]{0} call(%f1), to_apply=%f
+  %z = s32[] constant(0)
+  %t = (s32[], f32[8]{0}) tuple(%z, %f2)
+  %w = (s32[], f32[8]{0}) while(%t), condition=%cond, body=%body
+  %x = f32[8]{0} get-tuple-element(%w), index=1
+  %hs = ((f32[8]{0}), f32[8]{0}, s32[]) async-start(%x), calls=%h
+  ROOT %hd = f32[8]{0} async-done(%hs)
+}
+"""
+
+
+def test_the_computations_that_run_and_how_often():
+    from hloscope.cost.ops import CostModel
+    from hloscope.cost.roofline import _executed
+
+    (m,) = parse(_RUNS)
+    runs = dict(_executed(CostModel(m), m))
+    assert runs == {"e": 1, "b0": 1, "b1": 1, "f": 1, "cond": 5, "body": 5, "g": 5, "h": 1}
+    assert "fused" not in runs  # (a fusion's computation is its kernel, not kernels of its own)
+    assert len(runs) == len(_executed(CostModel(m), m))  # each once
+    # without trip counts, a loop's computations run once
+    assert dict(_executed(CostModel(m, trip_counts=False), m))["body"] == 1
