@@ -291,3 +291,34 @@ def test_the_computations_that_run_and_how_often():
     assert len(runs) == len(_executed(CostModel(m), m))  # each once
     # without trip counts, a loop's computations run once
     assert dict(_executed(CostModel(m, trip_counts=False), m))["body"] == 1
+
+
+# ------------------------------------------- a split layout's first piece (`SC(d:k)`)
+
+def test_split_share_is_the_first_pieces_share_of_the_split_dim():
+    from hloscope.cost.layout import split_share
+
+    # (the layout of fixtures/zoo/scan_weights_grad_v5p.hlo.txt's prefetched weight stack)
+    assert split_share(parse_shape("f32[5,1024,1024]{2,1,0:T(8,128)S(1)SC(0:3)}")) == 3 / 5
+    assert split_share(parse_shape("f32[5,1024,1024]{2,1,0:T(8,128)SC(1:256)}")) == 256 / 1024
+    assert split_share(parse_shape("f32[5,1024,1024]{2,1,0:T(8,128)S(1)}")) == 1.0  # no split
+    assert split_share(parse_shape("f32[5,1024]{1,0:T(8,128)SC(2:3)}")) == 1.0      # no such dim
+    assert split_share(parse_shape("f32[0,1024]{1,0:T(8,128)SC(0:3)}")) == 1.0      # an empty dim
+    assert split_share(parse_shape("(f32[5,8]{1,0:SC(0:3)}, s32[])")) == 1.0        # a tuple: no piece
+
+
+def test_add_first_piece_adds_that_share_of_each_byte_count():
+    from hloscope.cost.layout import add_first_piece
+    from hloscope.cost.ops import Cost
+
+    whole = 5 * 1024 * 1024 * 4
+    piece = whole * 3 // 5
+    hbm = parse_shape("f32[5,1024,1024]{2,1,0:T(8,128)SC(0:3)}")       # in HBM (space 0)
+    vmem = parse_shape("f32[5,1024,1024]{2,1,0:T(8,128)S(1)SC(0:3)}")  # in space 1
+    c = add_first_piece(Cost(bytes_read=7, bytes_written=11, padded_read=13, padded_written=17, hbm_bytes=19),
+                        hbm, written=True)
+    assert (c.bytes_read, c.bytes_written, c.padded_read, c.padded_written, c.hbm_bytes) == (
+        7, 11 + piece, 13, 17 + piece, 19 + piece)
+    c = add_first_piece(c, vmem, written=False)
+    assert (c.bytes_read, c.bytes_written, c.padded_read, c.padded_written, c.hbm_bytes) == (
+        7 + piece, 11 + piece, 13 + piece, 17 + piece, 19 + piece)  # (not HBM's bytes)
