@@ -21,6 +21,10 @@ from hloscope.trace.join import InstructionStats, TraceIndex
 COPY = FIXTURES / "rules" / "H001" / "scan_carry_cpu.hlo.txt"  # real CPU compile with copies
 
 
+def _divide(n):  # (a rule's helper: the crash is reported where it raised, not where it was called)
+    return n / 0
+
+
 class _Boom(InstructionRule):
     code = "T998"
     name = "boom"
@@ -28,6 +32,11 @@ class _Boom(InstructionRule):
 
     def check(self, instr, ctx):
         raise ZeroDivisionError("on purpose")
+
+
+class _DeepBoom(_Boom):
+    def check(self, instr, ctx):
+        return [_divide(1)]
 
 
 class _ModuleBoom(ModuleRule):
@@ -50,7 +59,11 @@ def test_a_rule_crashing_on_an_instruction_is_reported_there_with_its_place_in_t
     assert (err.file, err.module, err.computation, err.instruction, err.line, err.column) == (
         module.path, module.name, first.computation, first.name, first.line, first.column)
     assert err.message.startswith(f"rule T998 (boom) crashed on %{first.name}: ZeroDivisionError: on purpose at ")
-    assert err.message.endswith(f"test_rules_core_parts.py:{_Boom.check.__code__.co_firstlineno + 1}")
+    assert err.message.endswith(f" at test_rules_core_parts.py:{_Boom.check.__code__.co_firstlineno + 1}")
+    # raised in a helper the rule called: the place is the helper's line (the last frame)
+    (deep,) = [f for f in run([module], [_DeepBoom()]).findings if f.code == "X000"]
+    assert deep.message.endswith(f"ZeroDivisionError: division by zero at test_rules_core_parts.py:"
+                                 f"{_divide.__code__.co_firstlineno + 1}")
 
 
 def test_a_rule_crashing_on_the_module_is_reported_at_the_module_once():
@@ -241,6 +254,42 @@ def test_tiled_dims_partial_dims_and_touched_tile_bytes_of_a_one_row_update(tile
     from hloscope.parser import parse_shape
 
     assert partial_dims(target, parse_shape("bf16[1,1,1024]")) == []  # ranks differ: not an update
+
+
+def test_tile_helpers_at_their_edges():
+    from hloscope.parser import parse_shape
+    from hloscope.rules.helpers import partial_dims, tiled_dims, tiles, touched_tile_bytes
+
+    assert tiles(parse_shape("bf16[8,1024]{1,0:T(8,128)(2,1)}")) == ((8, 128), (2, 1))
+    assert tiles(parse_shape("bf16[8,1024]{1,0}")) == () and tiles(parse_shape("bf16[8,1024]")) == ()
+    assert tiled_dims(parse_shape("bf16[8,1024]{1,0}")) == []  # a layout with no tiles
+    # two-row tiles: one row of every two is a partial update
+    two = parse_shape("f32[6,256]{1,0:T(2,128)}")
+    assert partial_dims(two, parse_shape("f32[1,256]")) == [(0, 1, 2)]
+    assert partial_dims(two, parse_shape("f32[2,256]")) == []  # whole tiles
+    # an update spanning the whole dimension is not partial, tiles or not (5 rows of 5)
+    five = parse_shape("bf16[5,1024]{1,0:T(8,128)(2,1)}")
+    assert partial_dims(five, parse_shape("bf16[5,1024]")) == []
+    assert partial_dims(five, parse_shape("bf16[3,1024]")) == [(0, 3, 8)]
+    # one tiled dim: 100 elements of 256-element tiles touch one tile, 1 KiB of f32
+    one = parse_shape("f32[1024]{0:T(256)}")
+    assert touched_tile_bytes(one, parse_shape("f32[100]")) == 1024
+    assert touched_tile_bytes(one, parse_shape("f32[300]")) == 2048
+    assert isinstance(touched_tile_bytes(one, parse_shape("f32[300]")), int)
+
+
+def test_kernel_views_of_a_trace_with_and_without_kernels(tiled):
+    from types import SimpleNamespace
+
+    from hloscope.rules.helpers import TraceRule
+
+    rule = TraceRule()
+    without = RuleContext(tiled, None, trace=SimpleNamespace())  # (a GPU trace: no kernel views)
+    assert list(rule.kernel_views(without)) == []
+    ran, idle = SimpleNamespace(runs=3), SimpleNamespace(runs=0)
+    views = {(tiled.name, "t"): ran, (tiled.name, "u"): idle, ("other", "d"): ran}
+    withk = RuleContext(tiled, None, trace=SimpleNamespace(kernels=views))
+    assert [(i.name, v) for i, v in rule.kernel_views(withk)] == [("t", ran)]
 
 
 def test_copy_io_of_a_copy_a_copy_start_and_a_tuple_copy(tiled):
