@@ -336,6 +336,9 @@ def test_hbm_capacity_and_mxu_size_follow_the_chip_with_their_defaults():
     assert hbm_capacity(RuleContext(m, v5p, assumed_chip=v6e)) == 102005473280
     assert hbm_capacity(RuleContext(m, None)) == 16 << 30
     assert [mxu_size(RuleContext(m, c)) for c in (v6e, v5p, get_chip("h100"), None)] == [256, 128, 128, 128]
+    # a chip file may give an MXU that is not square: the size is its first figure, as the table gives it
+    assert mxu_size(RuleContext(m, replace(v5p, mxu=(256, 128)))) == 256
+    assert mxu_size(RuleContext(m, replace(v5p, mxu=()))) == 128
 
 
 def test_a_rule_without_a_doc_says_so():
