@@ -10,6 +10,8 @@ with its diff, so each can be judged (a missing test, or an equivalent mutant).
     python3 bench/mutation.py --list
     python3 bench/mutation.py diff stage          # some packages
     python3 bench/mutation.py --all               # every package (slow: an hour or more)
+    python3 bench/mutation.py --keep cost_model   # keep the scratch copy, then after new tests:
+    python3 bench/mutation.py --again cost_model  # only its survivors, against the tests as they are
 
 Needs mutmut >= 3.4 (`pip install mutmut`; 3.3 reads a pytest attribute pytest 9 removed),
 and a Python where hloscope is not installed editable in front of the copy: the copy's
@@ -259,7 +261,49 @@ def run(package: str, mutmut: list[str], keep: bool = False) -> dict:
     t0 = time.time()
     done = subprocess.run([*mutmut, "run", "--max-children", "2"], cwd=repo, capture_output=True,
                           text=True)
-    seconds = time.time() - t0
+    record = _record(package, repo, mutmut, done, time.time() - t0)
+    if keep:
+        record["kept"] = str(work)  # (for --again)
+        _write_json(record)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return record
+
+
+def again(package: str, mutmut: list[str]) -> dict:
+    """A kept run's survivors run again against the working tree's tests as they are now (the
+    tests written from those survivors), in the kept copy: the sources and every other
+    mutant's result stand, mutmut collects the new tests' coverage and runs only the
+    survivors. Cheaper than a whole run where most mutants were killed before."""
+    previous = json.loads((OUT / f"{package}.json").read_text())
+    kept = sorted(Path(tempfile.gettempdir()).glob(f"mutation-{package}-*/repo/mutants"),
+                  key=lambda p: p.stat().st_mtime)  # (a copy kept before runs recorded where)
+    work = Path(previous.get("kept") or (kept[-1].parents[1] if kept else ""))
+    repo = work / "repo"
+    if not (repo / "mutants").is_dir():
+        raise SystemExit(f"{package}: no kept copy (run it with --keep first)")
+    sources, tests = PACKAGES[package]
+    shutil.rmtree(repo / "tests")
+    shutil.copytree(ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(repo / "tests" / "conftest.py", "a", encoding="utf-8") as f:
+        f.write(_FRESH_CACHE)
+    pyproject = (repo / "pyproject.toml").read_text(encoding="utf-8")
+    pyproject = re.sub(r"(?m)^pytest_add_cli_args_test_selection = .*$",
+                       lambda _: f"pytest_add_cli_args_test_selection = {json.dumps(tests)}", pyproject)
+    (repo / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    survivors = sorted(n for n, s in _results(repo, mutmut).items() if s == "survived")
+    t0 = time.time()
+    done = subprocess.run([*mutmut, "run", "--max-children", "2", *survivors], cwd=repo,
+                          capture_output=True, text=True)
+    record = _record(package, repo, mutmut, done, previous["seconds"] + time.time() - t0)
+    record["kept"] = str(work)
+    record["again"] = {"survivors_before": len(survivors), "seconds": round(time.time() - t0)}
+    _write_json(record)
+    return record
+
+
+def _record(package: str, repo: Path, mutmut: list[str], done, seconds: float) -> dict:
+    sources, tests = PACKAGES[package]
     status = _results(repo, mutmut)
     killed = sum(1 for s in status.values() if s == "killed")
     survived = sorted(n for n, s in status.items() if s == "survived")
@@ -274,9 +318,11 @@ def run(package: str, mutmut: list[str], keep: bool = False) -> dict:
     record["wording_only"] = len(wording)
     record["score_without_wording"] = killed / (ran - len(wording)) if ran - len(wording) else None
     _write(record, diffs, set(wording))
-    if not keep:
-        shutil.rmtree(work, ignore_errors=True)
     return record
+
+
+def _write_json(record: dict) -> None:
+    (OUT / f"{record['package']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 _DIFFS = """
@@ -349,7 +395,7 @@ def _write(record: dict, diffs: dict[str, str], wording: set[str] = frozenset())
         lines += [f"### {name}", "", "```diff", body, "```", ""]
     lines += ["## Survivors that only reword", "", ", ".join(f"`{n}`" for n in sorted(wording)) or "(none)", ""]
     (OUT / f"{record['package']}.md").write_text("\n".join(lines), encoding="utf-8")
-    (OUT / f"{record['package']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    _write_json(record)
 
 
 def summary() -> list[dict]:
@@ -395,7 +441,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--summary", action="store_true",
                     help="each package's score from the recorded selections (no run)")
     ap.add_argument("--mutmut", default="mutmut", help="the mutmut command (default: mutmut)")
-    ap.add_argument("--keep", action="store_true", help="keep the scratch copy")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch copy (for --again)")
+    ap.add_argument("--again", action="store_true",
+                    help="run a kept copy's survivors again against the tests as they are now")
     ns = ap.parse_args(argv)
     if ns.list:
         for name, (sources, tests) in PACKAGES.items():
@@ -415,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     if not names or unknown:
         ap.error(f"name packages from --list (unknown: {unknown})" if unknown else "name packages or --all")
     for name in names:
-        r = run(name, ns.mutmut.split(), ns.keep)
+        r = again(name, ns.mutmut.split()) if ns.again else run(name, ns.mutmut.split(), ns.keep)
         score = f"{r['score']:.1%}" if r["score"] is not None else "-"
         behaviour = r.get("score_without_wording")
         print(f"{name:10} {r['mutants']:5} mutants  {r['killed']:5} killed  {r['survived']:5} survived  "
