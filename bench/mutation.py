@@ -145,7 +145,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
          "tests/test_h100_advice.py", "tests/test_cost_small_parts.py", "tests/test_precision_parts.py",
          # the op-name breakdown (aggregate.py) and the reports' notebook views
          "tests/test_breakdown.py", "tests/test_api_objects.py",
-         "tests/test_trips_parts.py", "tests/test_library_parts.py", "tests/test_xla_memory_parts.py"]),
+         "tests/test_trips_parts.py", "tests/test_library_parts.py", "tests/test_xla_memory_parts.py",
+         "tests/test_roofline_parts.py"]),
     "report_views": ([f"hloscope/report/{f}" for f in (
         "__init__.py", "common.py", "diff.py", "kernels.py", "memory.py", "parse.py", "profile.py",
         "roofline.py", "shape.py", "sharding.py", "stats.py")],
