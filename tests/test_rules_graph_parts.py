@@ -711,6 +711,37 @@ def test_f001_fuse_all_gather_without_async_collective_fusion_is_contradictory()
     assert found[0].evidence["flags"]["xla_tpu_enable_async_collective_fusion"] == "off"
 
 
+def test_f001_names_the_flag_file_beside_the_module_and_the_first_exposed_gather(tmp_path):
+    import shutil
+
+    from hloscope.parser import load
+
+    folder = tmp_path / "dump" / "run.1"  # (a path of several parts: only the file's name is said)
+    folder.mkdir(parents=True)
+    for f in GATHERS.parent.glob("exposed_gather_v5p.*"):
+        shutil.copy(f, folder / f.name)
+    (m,) = load(folder / GATHERS.name)
+    off = "--xla_tpu_enable_async_collective_fusion=false"
+    found = list(make_rule("F001").check_module(RuleContext(m, get_chip("v5p"), flags=off)))
+    (f,) = [f for f in found if f.message.startswith("4 all-gather")]
+    assert f.message.endswith("(flags from exposed_gather_v5p.tpu_comp_env.txt, --flags)")
+    assert f.evidence["sources"] == [str(folder / "exposed_gather_v5p.tpu_comp_env.txt"), "--flags"]
+    gathers = [i.name for c in m.computations for i in c.instructions if i.opcode == "all-gather"]
+    assert f.instruction == f.evidence["exposed"][0] == gathers[0]
+    (c,) = [g for g in found if g.message.startswith("contradictory")] or [None]
+    assert c is None  # (fuse_all_gather is not on in that file)
+
+
+def test_f001_counts_only_the_synchronous_gathers():
+    # the overlapped twin: XLA made 3 of its 4 all-gathers async collective fusions; one is left
+    (m,) = parse((GATHERS.parent / "overlapped_gather_v5p.hlo.txt").read_text())
+    gathers = [c for c in RuleContext(m, get_chip("v5p")).collectives if c.opcode == "all-gather"]
+    assert (len(gathers), sum(not c.is_async for c in gathers)) == (4, 1)
+    off = ON.replace("=true", "=false")
+    (f,) = make_rule("F001").check_module(RuleContext(m, get_chip("v5p"), flags=off))
+    assert f.message.startswith("1 all-gather(s) run synchronously")
+
+
 # ----------------------------------------------------------------- H001: copies in loops
 
 # HAND-WRITTEN: a copy of the loop state in a body of 10 trips (i < 10), one in a body whose
