@@ -94,6 +94,45 @@ def test_categories():
         "ar": "collective", "cv": "convolution", "dd": "matmul"}
 
 
+# HAND-WRITTEN minimal module: the categories of async calls, a conditional, and a fusion that
+# only takes a tuple apart and moves data
+_MORE = """HloModule m, is_scheduled=true
+
+%mm (a: f32[4,4]) -> f32[4,4] {
+  %a = f32[4,4]{1,0} parameter(0)
+  ROOT %d = f32[4,4]{1,0} dot(%a, %a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+
+%split (t: (f32[4,4], f32[4,4])) -> f32[4,4] {
+  %t = (f32[4,4]{1,0}, f32[4,4]{1,0}) parameter(0)
+  %g = f32[4,4]{1,0} get-tuple-element(%t), index=0
+  ROOT %tr = f32[4,4]{0,1} transpose(%g), dimensions={1,0}
+}
+
+%b0 (a: f32[4,4]) -> f32[4,4] {
+  ROOT %a = f32[4,4]{1,0} parameter(0)
+}
+
+ENTRY %main (x: f32[4,4], p: s32[]) -> f32[4,4] {
+  %x = f32[4,4]{1,0} parameter(0)
+  %p = s32[] parameter(1)
+  %t = (f32[4,4]{1,0}, f32[4,4]{1,0}) tuple(%x, %x)
+  %sp = f32[4,4]{0,1} fusion(%t), kind=kLoop, calls=%split
+  %c = f32[4,4]{1,0} conditional(%p, %x), branch_computations={%b0}
+  %s = ((f32[4,4]{1,0}), f32[4,4]{1,0}, s32[]) async-start(%c), calls=%mm
+  ROOT %d = f32[4,4]{1,0} async-done(%s), calls=%mm
+}
+"""
+
+
+def test_categories_of_async_calls_a_conditional_and_a_tuple_taking_fusion():
+    (m,) = parse(_MORE)
+    got = {i.name: category(i, m) for i in m.entry.instructions}
+    assert got["s"] == got["d"] == "matmul fusion"  # (an async call is its computation's kind)
+    assert got["c"] == "control flow"
+    assert got["sp"] == "data formatting"  # a get-tuple-element and a transpose: data moves only
+
+
 def test_shape_facts_of_an_array_and_a_tuple():
     """f32[3,200] under T(8,128): the last two dims pad to [8,256]: 2,048 of 600 elements."""
     facts = shape_facts(parse_shape("f32[3,200]{1,0:T(8,128)}"))
@@ -322,3 +361,94 @@ def test_add_first_piece_adds_that_share_of_each_byte_count():
     c = add_first_piece(c, vmem, written=False)
     assert (c.bytes_read, c.bytes_written, c.padded_read, c.padded_written, c.hbm_bytes) == (
         7 + piece, 11 + piece, 13 + piece, 17 + piece, 19 + piece)  # (not HBM's bytes)
+
+
+# ------------------------------------------------ FLOP formulas at their edges (hand-derived)
+
+def _entry(lines: str, params: str) -> object:
+    (m,) = parse(f"HloModule m\n\nENTRY %e ({params}) -> f32[8,128] {{\n{lines}\n}}\n")
+    return m
+
+
+def test_dot_flops_contracting_dims_within_the_lhs():
+    from hloscope.cost.flops import UnknownCost, dot_flops
+
+    m = _entry("  %a = f32[8,16]{1,0} parameter(0)\n  %b = f32[16,128]{1,0} parameter(1)\n"
+               "  ROOT %d = f32[8,128]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+               "a: f32[8,16], b: f32[16,128]")
+    d, lhs = m.entry.root, m.entry.by_name["a"].shape
+    assert dot_flops(d, lhs) == 2.0 * 8 * 128 * 16
+    assert dot_flops(d, parse_shape("f32[8,16,3]")) == 2.0 * 8 * 128 * 16  # (dim 1 of a rank-3 lhs)
+    with pytest.raises(UnknownCost, match=r"lhs_contracting_dims \[1\] do not fit f32\[8\]"):
+        dot_flops(d, parse_shape("f32[8]"))  # dim 1 of a rank-1 lhs: no such dim
+
+
+def test_fft_flops_by_the_floor_of_log2_of_each_length():
+    from hloscope.cost.flops import fft_flops
+
+    def fft(lengths: str) -> float:
+        m = _entry(f"  %a = c64[4,8]{{1,0}} parameter(0)\n  ROOT %f = c64[4,8]{{1,0}} fft(%a), fft_type=FFT, "
+                   f"fft_length={{{lengths}}}", "a: c64[4,8]")
+        return fft_flops(m.entry.root, m.entry.by_name["a"].shape)
+
+    assert fft("8") == 8.0 * 3 * 32
+    assert fft("4,8") == 8.0 * (2 * 3) * 32
+    assert fft("5") == 8.0 * 2 * 32  # floor(log2 5) = 2
+    assert fft("1") == 0.0           # log2 1 = 0: no butterflies
+
+
+def test_kernel_flops_from_the_kernels_estimate():
+    from hloscope.cost.flops import UnknownCost, custom_call_flop_gap, kernel_flops
+
+    def call(estimate: str | None, target: str = "tpu_custom_call"):
+        cfg = (f', backend_config={{"custom_call_config":{{"cost_estimate":{estimate}}}}}'
+               if estimate is not None else "")
+        m = _entry(f'  %a = f32[8,128]{{1,0}} parameter(0)\n  ROOT %k = f32[8,128]{{1,0}} custom-call(%a), '
+                   f'custom_call_target="{target}"{cfg}', "a: f32[8,128]")
+        return m.entry.root
+
+    assert kernel_flops(call('{"flops":"100","transcendentals":"7","bytes_accessed":"9"}')) == (100.0, 7.0)
+    assert kernel_flops(call('{"flops":"100","bytes_accessed":"9"}')) == (100.0, 0.0)
+    assert kernel_flops(call('{"transcendentals":"7","bytes_accessed":"9"}')) == (0.0, 7.0)
+    with pytest.raises(UnknownCost, match="is not numeric"):
+        kernel_flops(call('{"flops":"many","bytes_accessed":"9"}'))
+    assert custom_call_flop_gap(call(None, "my_kernel")) == "custom-call my_kernel states no cost_estimate"
+    with pytest.raises(UnknownCost, match="custom-call my_kernel states no cost_estimate"):
+        kernel_flops(call(None, "my_kernel"))
+
+
+def test_complex_types_run_at_the_f32_rate():
+    from hloscope.cost.chips import get_chip
+
+    v5e = get_chip("v5e")
+    assert v5e.peak_flops("c64") == v5e.peak_flops("c128") == v5e.peak_flops("f64") == v5e.peak_f32_flops
+    assert v5e.peak_flops("s32") == v5e.peak_flops("bf16") == v5e.peak_bf16_flops != v5e.peak_f32_flops
+
+
+def test_has_tiled_layouts_looks_past_untiled_instructions_and_tuples():
+    from hloscope.cost.layout import has_tiled_layouts
+
+    (tiled,) = parse("HloModule m\n\nENTRY %e (p: pred[], t: (f32[8,128], s32[])) -> f32[8,128] {\n"
+                     "  %p = pred[] parameter(0)\n"
+                     "  %t = (f32[8,128]{1,0:T(8,128)}, s32[]) parameter(1)\n"
+                     "  ROOT %g = f32[8,128]{1,0:T(8,128)} get-tuple-element(%t), index=0\n}\n")
+    assert has_tiled_layouts(tiled)
+    (plain,) = parse("HloModule m\n\nENTRY %e (t: (f32[8,128], s32[])) -> f32[8,128] {\n"
+                     "  %t = (f32[8,128]{1,0}, s32[]) parameter(0)\n"
+                     "  ROOT %g = f32[8,128]{1,0} get-tuple-element(%t), index=0\n}\n")
+    assert not has_tiled_layouts(plain)
+
+
+def test_the_most_of_a_conditionals_branches():
+    from hloscope.cost.ops import Cost
+
+    a = Cost(flops=5, transcendentals=1, bytes_read=10, bytes_written=3, padded_read=12, padded_written=4,
+             hbm_bytes=16, unknown=[("x", "why")])
+    b = Cost(flops=2, transcendentals=9, bytes_read=20, bytes_written=1, padded_read=24, padded_written=2,
+             hbm_bytes=26, unknown_trip_counts=["w"])
+    m = Cost.most([a, b])
+    assert (m.flops, m.transcendentals, m.bytes_read, m.bytes_written, m.padded_read, m.padded_written,
+            m.hbm_bytes) == (5, 9, 20, 3, 24, 4, 26)
+    assert m.unknown == [("x", "why")] and m.unknown_trip_counts == ["w"]
+    none = Cost.most([])
+    assert (none.flops, none.bytes_read, none.hbm_bytes) == (0, 0, 0)

@@ -46,6 +46,8 @@ def test_the_default_platform_is_a_tpu():
     (None, "default"), ("", "default"), ("{default,default}", "default"),
     ("{high,default}", "high"), ("{HIGHEST,high}", "highest"), ("{ highest , default }", "highest"),
     ("{fancy}", "fancy"), ("{default,fancy}", "default"),  # (an unknown word ranks as default)
+    ("{default,high}", "high"), ("{default,highest}", "highest"),  # (the strictest, wherever it is)
+    ("{}", "default"), ("{ , }", "default"),  # (braces with nothing named)
 ])
 def test_precision_of(text, level):
     assert precision_of(text) == level
