@@ -94,6 +94,15 @@ def test_chip_files(tmp_path):
     (tmp_path / "empty.toml").write_text("")
     with pytest.raises(ChipFileError, match="no chip table"):
         load_chip_file(tmp_path / "empty.toml")
+    # each error names the file; a table with a field chips.toml lacks names the table too
+    with pytest.raises(ChipFileError) as e:
+        load_chip_file(tmp_path / "missing.toml")
+    assert str(e.value) == f"{tmp_path / 'missing.toml'}: cannot read chip file: No such file or directory"
+    odd = tmp_path / "odd.toml"
+    odd.write_text(one.read_text().replace("[chips.lab-gpu]", "[lab-gpu]") + "warp_size = 32\n")
+    with pytest.raises(ChipFileError) as e:
+        load_chip_file(odd)
+    assert str(e.value).startswith(f"{odd}: [lab-gpu] has unknown field(s) warp_size; ")
 
 
 def test_gpus_per_node_sets_every_gpus_link_domain_and_no_tpus():
