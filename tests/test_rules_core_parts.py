@@ -278,6 +278,15 @@ def test_tile_helpers_at_their_edges():
     assert isinstance(touched_tile_bytes(one, parse_shape("f32[300]")), int)
 
 
+def test_memory_space_of_a_shape_with_and_without_a_layout():
+    from hloscope.parser import parse_shape
+    from hloscope.rules.helpers import memory_space
+
+    assert memory_space(parse_shape("f32[8]")) == 0  # (no layout printed: device memory)
+    assert memory_space(parse_shape("f32[8]{0}")) == 0
+    assert memory_space(parse_shape("f32[8]{0:S(1)}")) == 1
+
+
 def test_kernel_views_of_a_trace_with_and_without_kernels(tiled):
     from types import SimpleNamespace
 
