@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 from functools import cache
@@ -126,6 +127,32 @@ def evidence_problems(finding) -> list[str]:
     return ([f"{finding.code}: evidence key {k!r} is not in its doc" for k in sorted(keys - always - sometimes)]
             + [f"{finding.code}: evidence lacks {k!r}, which its doc says every finding has"
                for k in sorted(always - keys)])
+
+
+def counted_loop(x: str, step: str, trips: int) -> str:
+    """HAND-WRITTEN minimal loop computations (for tests that state so): %body and %cond over a
+    state (s32[] counter, `x`), the counter from 0 to `trips`; `step` is the body's line
+    making %y (the new x) from %x. `x` is a shape with its layout, e.g. f32[8]{0}."""
+    bare = re.sub(r"\{[^}]*\}", "", x)
+    state = f"(s32[], {bare})"
+    laid = f"(s32[], {x})"
+    return f"""%body (s: {state}) -> {state} {{
+  %s = {laid} parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %x = {x} get-tuple-element(%s), index=1
+  %one = s32[] constant(1)
+  %j = s32[] add(%i, %one)
+  {step}
+  ROOT %t = {laid} tuple(%j, %y)
+}}
+
+%cond (s: {state}) -> pred[] {{
+  %s = {laid} parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant({trips})
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}}
+"""
 
 
 def make_rule(code: str, **options):

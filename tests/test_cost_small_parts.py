@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import counted_loop
+
 from hloscope.cost.category import category
 from hloscope.cost.flops import has_flop_model
 from hloscope.cost.layout import shape_facts
@@ -254,55 +256,15 @@ def test_cost_model_memory_of_one_instruction(name, read, written):
 # HAND-WRITTEN minimal module: every way a computation runs, for roofline._executed. The entry
 # runs a conditional first, then calls %f twice (a computation reached twice is listed once),
 # then a 5-trip loop whose body calls %g, and an async call of %h; %fused is a fusion's.
-_RUNS = """HloModule m, is_scheduled=true
+def _unary(name: str, op: str) -> str:
+    return f"%{name} (a: f32[8]) -> f32[8] {{\n  %a = f32[8]{{0}} parameter(0)\n  ROOT %n = f32[8]{{0}} {op}\n}}\n"
 
-%fused (a: f32[8]) -> f32[8] {
-  %a = f32[8]{0} parameter(0)
-  ROOT %n = f32[8]{0} negate(%a)
-}
 
-%f (a: f32[8]) -> f32[8] {
-  %a = f32[8]{0} parameter(0)
-  ROOT %n = f32[8]{0} fusion(%a), kind=kLoop, calls=%fused
-}
-
-%g (a: f32[8]) -> f32[8] {
-  %a = f32[8]{0} parameter(0)
-  ROOT %n = f32[8]{0} negate(%a)
-}
-
-%h (a: f32[8]) -> f32[8] {
-  %a = f32[8]{0} parameter(0)
-  ROOT %n = f32[8]{0} negate(%a)
-}
-
-%b0 (a: f32[8]) -> f32[8] {
-  %a = f32[8]{0} parameter(0)
-  ROOT %n = f32[8]{0} negate(%a)
-}
-
-%b1 (a: f32[8]) -> f32[8] {
-  %a = f32[8]{0} parameter(0)
-  ROOT %n = f32[8]{0} abs(%a)
-}
-
-%body (s: (s32[], f32[8])) -> (s32[], f32[8]) {
-  %s = (s32[], f32[8]{0}) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %x = f32[8]{0} get-tuple-element(%s), index=1
-  %one = s32[] constant(1)
-  %j = s32[] add(%i, %one)
-  %y = f32[8]{0} call(%x), to_apply=%g
-  ROOT %t = (s32[], f32[8]{0}) tuple(%j, %y)
-}
-
-%cond (s: (s32[], f32[8])) -> pred[] {
-  %s = (s32[], f32[8]{0}) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %n = s32[] constant(5)
-  ROOT %lt = pred[] compare(%i, %n), direction=LT
-}
-
+_RUNS = ("HloModule m, is_scheduled=true\n\n"
+         + "\n".join(_unary(n, op) for n, op in (
+             ("fused", "negate(%a)"), ("f", "fusion(%a), kind=kLoop, calls=%fused"), ("g", "negate(%a)"),
+             ("h", "negate(%a)"), ("b0", "negate(%a)"), ("b1", "abs(%a)")))
+         + "\n" + counted_loop("f32[8]{0}", "%y = f32[8]{0} call(%x), to_apply=%g", 5) + """
 ENTRY %e (p: f32[8], k: s32[]) -> f32[8] {
   %p = f32[8]{0} parameter(0)
   %k = s32[] parameter(1)
@@ -316,7 +278,7 @@ ENTRY %e (p: f32[8], k: s32[]) -> f32[8] {
   %hs = ((f32[8]{0}), f32[8]{0}, s32[]) async-start(%x), calls=%h
   ROOT %hd = f32[8]{0} async-done(%hs)
 }
-"""
+""")
 
 
 def test_the_computations_that_run_and_how_often():

@@ -8,6 +8,7 @@ an elementwise op in the entry and one in a 5-trip loop, on v5e's table (197 TFL
 from __future__ import annotations
 
 import pytest
+from conftest import counted_loop
 
 from hloscope.cost.chips import get_chip
 from hloscope.cost.ops import Cost, CostModel
@@ -23,25 +24,8 @@ from hloscope.parser import parse
 
 V5E = get_chip("v5e")
 
-_LOOP = """HloModule m, is_scheduled=true
-
-%body (s: (s32[], f32[1024])) -> (s32[], f32[1024]) {
-  %s = (s32[], f32[1024]{0}) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %x = f32[1024]{0} get-tuple-element(%s), index=1
-  %one = s32[] constant(1)
-  %j = s32[] add(%i, %one)
-  %y = f32[1024]{0} multiply(%x, %x)
-  ROOT %t = (s32[], f32[1024]{0}) tuple(%j, %y)
-}
-
-%cond (s: (s32[], f32[1024])) -> pred[] {
-  %s = (s32[], f32[1024]{0}) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %n = s32[] constant(5)
-  ROOT %lt = pred[] compare(%i, %n), direction=LT
-}
-
+_LOOP = ("HloModule m, is_scheduled=true\n\n"
+         + counted_loop("f32[1024]{0}", "%y = f32[1024]{0} multiply(%x, %x)", 5) + """
 ENTRY %e (p: f32[1024]) -> f32[1024] {
   %p = f32[1024]{0} parameter(0)
   %a = f32[1024]{0} add(%p, %p)
@@ -50,7 +34,7 @@ ENTRY %e (p: f32[1024]) -> f32[1024] {
   %w = (s32[], f32[1024]{0}) while(%t), condition=%cond, body=%body
   ROOT %r = f32[1024]{0} get-tuple-element(%w), index=1
 }
-"""
+""")
 
 
 @pytest.fixture(scope="module")
