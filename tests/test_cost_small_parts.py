@@ -414,3 +414,11 @@ def test_the_most_of_a_conditionals_branches():
     assert m.unknown == [("x", "why")] and m.unknown_trip_counts == ["w"]
     none = Cost.most([])
     assert (none.flops, none.bytes_read, none.hbm_bytes) == (0, 0, 0)
+
+
+def test_logical_and_padded_bytes_of_a_padded_shape_in_another_space():
+    from hloscope.cost.layout import logical_bytes, padded_bytes
+
+    s = parse_shape("f32[3,5]{1,0:T(8,128)S(1)}")  # 15 values in one (8,128) tile, in space 1
+    assert logical_bytes(s) == 15 * 4
+    assert padded_bytes(s) == 8 * 128 * 4  # (padded wherever it lives, not only in HBM)

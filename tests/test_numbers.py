@@ -216,6 +216,12 @@ _CONVOLUTIONS = {  # name -> (function, lhs shape, rhs shape); NHWC x HWIO
     "strided_low_padding": (dict(window_strides=(2, 2), padding=((3, 0), (2, 1))), (1, 11, 10, 4), (4, 3, 4, 8), 1),
     "grouped_4": (dict(window_strides=(1, 1), padding="SAME"), (2, 8, 8, 16), (3, 3, 4, 32), 4),
     "depthwise": (dict(window_strides=(1, 1), padding=((1, 1), (0, 2))), (1, 7, 7, 8), (3, 3, 1, 8), 8),
+    # dilated windows (atrous) and dilated inputs (a transposed convolution's form): window
+    # positions falling on padding or on the holes between input elements are not work
+    "rhs_dilated": (dict(window_strides=(1, 1), padding=((1, 1), (2, 0)), rhs_dilation=(2, 3)),
+                    (1, 9, 10, 4), (3, 3, 4, 8), 1),
+    "lhs_dilated": (dict(window_strides=(1, 1), padding=((1, 1), (2, 1)), lhs_dilation=(2, 3)),
+                    (1, 5, 4, 4), (3, 3, 4, 8), 1),
 }
 
 
