@@ -146,3 +146,55 @@ def test_attention_without_its_score_shape_is_unknown():
 
 def test_not_a_library_call():
     assert _flops("f32[3,7]", ["f32[3,5]", "f32[5,7]"], "my_kernel") is None
+
+
+# ------------------------------------------------------------------ cuDNN convolutions
+
+def _conv(rhs: str, labels: str = "bf01_oi01->bf01", operands: int = 2):
+    shapes = ["bf16[2,4,8,8]", rhs][:operands]
+    params = ", ".join(f"p{i}: {s}" for i, s in enumerate(shapes))
+    lines = "\n".join(f"  %p{i} = {s} parameter({i})" for i, s in enumerate(shapes))
+    names = ", ".join(f"%p{i}" for i in range(len(shapes)))
+    lab = f", dim_labels={labels}" if labels else ""
+    text = (f"HloModule m\n\nENTRY %e ({params}) -> (bf16[2,16,6,6], u8[0]) {{\n{lines}\n"
+            f"  ROOT %c = (bf16[2,16,6,6], u8[0]) custom-call({names}), window={{size=3x3}}{lab}, "
+            f'custom_call_target="__cudnn$convForward"\n}}\n')
+    (m,) = parse(text)
+    return library_flops(m.entry.root, [m.entry.by_name[f"p{i}"].shape for i in range(len(shapes))])
+
+
+def test_a_cudnn_convolution_is_2_x_outputs_x_input_features_x_window():
+    out = 2 * 16 * 6 * 6
+    assert _conv("bf16[16,4,3,3]") == (2.0 * out * 4 * 9, 0.0)
+    # int8 NCHW_VECT_C: the input features split in 4, the 4 last in the filter too
+    assert _conv("bf16[16,1,3,3,4]") == (2.0 * out * 1 * 9 * 4, 0.0)
+
+
+@pytest.mark.parametrize(("rhs", "labels", "operands"), [
+    ("bf16[16,4,3,3]", "", 2),                    # no dim_labels
+    ("bf16[16,4,3,3]", "bf01_oi01->bf01", 1),     # no filter
+    ("bf16[16,4,3,3]", "bf01_o01->bf01", 2),      # no input-feature label
+    ("bf16[16,4,3]", "bf01_oi01->bf01", 2),       # the filter's rank fits not its labels
+    ("bf16[16,4,3,3,4,1]", "bf01_oi01->bf01", 2),
+])
+def test_a_cudnn_convolution_that_says_too_little_is_unknown(rhs, labels, operands):
+    assert _conv(rhs, labels, operands) is None
+
+
+# ------------------------------------------------------------------ TransformerEngine attention
+
+def _te(target: str, drop: str = "") -> tuple | None:
+    keys = {"input_batch": B, "attn_heads": H, "q_max_seqlen": SQ, "kv_max_seqlen": SKV,
+            "qk_head_dim": DQK, "v_head_dim": DV, "mask_type": 3}
+    cfg = ", ".join(f"{k} = {v} : i64" for k, v in sorted(keys.items()) if k != drop)
+    text = (f"HloModule m\n\nENTRY %e (q: {_Q}) -> {_Q} {{\n  %q = {_Q} parameter(0)\n"
+            f'  ROOT %a = {_Q} custom-call(%q), custom_call_target="{target}", '
+            f"api_version=API_VERSION_TYPED_FFI, backend_config={{{cfg}, is_training = true}}\n}}\n")
+    (m,) = parse(text)
+    return library_flops(m.entry.root, [m.entry.by_name["q"].shape])
+
+
+def test_transformer_engine_attention_from_its_config():
+    assert _te("te_fused_attn_forward_ffi") == (2.0 * SCORES * (DQK + DV), float(SCORES))
+    assert _te("te_fused_attn_backward_ffi") == (2.0 * SCORES * (3 * DQK + 2 * DV), float(SCORES))
+    assert _te("te_fused_attn_forward_ffi", drop="v_head_dim") is None
