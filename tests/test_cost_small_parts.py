@@ -204,6 +204,21 @@ def test_memory_facts_add_up_each_allocated_buffer():
     assert twice["largest_buffers"][0]["source"] == ""  # (no stack-frame tables in either part)
 
 
+def test_a_multi_output_fusion_allocates_every_output_and_empty_tables_are_none():
+    """Only an async start's result carries its operands back: a fusion whose two outputs have
+    its operand's shape allocates both (HAND-WRITTEN minimal module)."""
+    from hloscope.cost.memory import memory_facts, memory_part
+
+    (m,) = parse("HloModule m, is_scheduled=true\n\n%two (p: f32[8]) -> (f32[8], f32[8]) {\n"
+                 "  %p = f32[8]{0} parameter(0)\n  %n = f32[8]{0} negate(%p)\n"
+                 "  ROOT %t = (f32[8]{0}, f32[8]{0}) tuple(%n, %p)\n}\n\n"
+                 "ENTRY %e (x: f32[8]) -> f32[8] {\n  %x = f32[8]{0} parameter(0)\n"
+                 "  %f = (f32[8]{0}, f32[8]{0}) fusion(%x), kind=kLoop, calls=%two\n"
+                 "  ROOT %g = f32[8]{0} get-tuple-element(%f), index=0\n}\n")
+    assert memory_facts(m)["bytes_per_memory_space"] == {"device (HBM)": 2 * 32}
+    assert memory_part([m.entry], m.fusion_computations(), 2, tables=((), ()))["tables"] is None
+
+
 # --------------------------------------------------------------- a vreg tile's rows, by type
 
 @pytest.mark.parametrize(("dtype", "rows"), [
