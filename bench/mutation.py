@@ -24,6 +24,7 @@ Not run in CI (slow).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import re
 import shutil
@@ -271,11 +272,13 @@ def run(package: str, mutmut: list[str], keep: bool = False) -> dict:
     return record
 
 
-def again(package: str, mutmut: list[str]) -> dict:
+def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float | None = None) -> dict:
     """A kept run's survivors run again against the working tree's tests as they are now (the
     tests written from those survivors), in the kept copy: the sources and every other
     mutant's result stand, mutmut collects the new tests' coverage and runs only the
-    survivors. Cheaper than a whole run where most mutants were killed before."""
+    survivors (those matching `only`'s patterns, when given). Cheaper than a whole run where
+    most mutants were killed before. Stopped after `minutes`, the mutants it reached count
+    and the others keep their earlier result."""
     previous = json.loads((OUT / f"{package}.json").read_text())
     kept = sorted(Path(tempfile.gettempdir()).glob(f"mutation-{package}-*/repo/mutants"),
                   key=lambda p: p.stat().st_mtime)  # (a copy kept before runs recorded where)
@@ -293,14 +296,31 @@ def again(package: str, mutmut: list[str]) -> dict:
                        lambda _: f"pytest_add_cli_args_test_selection = {json.dumps(tests)}", pyproject)
     (repo / "pyproject.toml").write_text(pyproject, encoding="utf-8")
     survivors = sorted(n for n, s in _results(repo, mutmut).items() if s == "survived")
+    if only:
+        survivors = [n for n in survivors if any(fnmatch.fnmatch(n, p) for p in only)]
     t0 = time.time()
-    done = subprocess.run([*mutmut, "run", "--max-children", "2", *survivors], cwd=repo,
-                          capture_output=True, text=True)
+    done = _bounded([*mutmut, "run", "--max-children", "2", *survivors], repo, minutes)
     record = _record(package, repo, mutmut, done, previous["seconds"] + time.time() - t0)
     record["kept"] = str(work)
     record["again"] = {"survivors_before": len(survivors), "seconds": round(time.time() - t0)}
     _write_json(record)
     return record
+
+
+def _bounded(command: list[str], cwd: Path, minutes: float | None) -> subprocess.CompletedProcess:
+    """The command's run, stopped (its whole process group) after `minutes`."""
+    import os
+    import signal
+
+    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=minutes * 60 if minutes else None)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        err += f"\n(stopped after {minutes} minutes)"
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 
 def _record(package: str, repo: Path, mutmut: list[str], done, seconds: float) -> dict:
@@ -445,6 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy (for --again)")
     ap.add_argument("--again", action="store_true",
                     help="run a kept copy's survivors again against the tests as they are now")
+    ap.add_argument("--only", action="append", default=[],
+                    help="with --again: only survivors matching this pattern (fnmatch; repeatable)")
+    ap.add_argument("--minutes", type=float, help="with --again: stop after this long")
     ns = ap.parse_args(argv)
     if ns.list:
         for name, (sources, tests) in PACKAGES.items():
@@ -464,7 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     if not names or unknown:
         ap.error(f"name packages from --list (unknown: {unknown})" if unknown else "name packages or --all")
     for name in names:
-        r = again(name, ns.mutmut.split()) if ns.again else run(name, ns.mutmut.split(), ns.keep)
+        r = (again(name, ns.mutmut.split(), ns.only, ns.minutes) if ns.again
+             else run(name, ns.mutmut.split(), ns.keep))
         score = f"{r['score']:.1%}" if r["score"] is not None else "-"
         behaviour = r.get("score_without_wording")
         print(f"{name:10} {r['mutants']:5} mutants  {r['killed']:5} killed  {r['survived']:5} survived  "
