@@ -846,3 +846,49 @@ def test_h010_tpu_one_pass_algorithms_are_silent():
     for algorithm in ("dot_bf16_bf16_f32", "dot_f16_f16_f32"):
         (m,) = parse(F32_V5E.read_text().replace("operand_precision={highest,highest}", f"algorithm={algorithm}"))
         assert _h010(m, get_chip("v5e")) == [], algorithm
+
+
+# ----------------------------------------------------------------- limits exactly at their value
+# (each rule's doc says "or more" / "at least" of its limit: the value itself is flagged)
+
+def test_h003_ratio_and_waste_at_exactly_their_limits():
+    (m,) = parse(NARROW)
+    f = next(f for f in make_rule("H003").check_module(RuleContext(m, get_chip("v5e"))) if f.instruction == "p")
+    ratio, waste = f.evidence["ratio"], f.cost["bytes_wasted"]
+    at = lambda **o: [g for g in make_rule("H003", **o).check_module(RuleContext(m, get_chip("v5e")))  # noqa: E731
+                      if g.instruction == "p"]
+    assert len(at(ratio=ratio)) == 1 and at(ratio=ratio + 0.01) == []
+    assert len(at(min_bytes=int(waste))) == 1 and at(min_bytes=int(waste) + 1) == []
+
+
+def test_h013_overhead_and_share_at_exactly_their_limits():
+    (m,) = load(TINY_LOOP)
+    v5e = get_chip("v5e")
+    (f,) = _h013(m, v5e)
+    spent, work = f.evidence["seconds_per_trip"], f.evidence["roofline_seconds_per_trip"]
+    assert len(_h013(m, v5e, min_seconds=f.cost["est_seconds"])) == 1
+    assert len(_h013(m, v5e, min_share=(spent - work) / spent)) == 1
+
+
+def test_h012_warns_at_exactly_the_margin():
+    (m,) = load(NEAR_FULL)
+    v5e = get_chip("v5e")
+    # capacity 2 x the peak: exactly half full, with a margin of 0.5 -> at the margin: a warning
+    (f,) = _h012(m, replace(v5e, hbm_bytes=PEAK * 2), margin=0.5)
+    assert f.message.endswith("; under 50% headroom")
+    assert _h012(m, replace(v5e, hbm_bytes=PEAK * 2 + 2), margin=0.5) == []
+
+
+def test_g001_waste_at_exactly_its_limit():
+    text = _g001_module(GEMM % '"block_m":"64","block_n":"64","block_k":"32","split_k":"1","num_warps":"4"')
+    waste = 1 - (32 * 57) / (64 * 64)  # one 64x64 tile over a 32x57 output
+    (f,) = _g001(text, max_waste=waste)
+    assert f.evidence["waste"] == round(waste, 4)
+    assert _g001(text, max_waste=waste + 1e-9) == []
+
+
+def test_h007_per_layer_from_exactly_that_many_same_shaped_gathers():
+    (m,) = load(FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt")
+    found = _h007(m, max_bytes=1)
+    top = max(f.evidence["per_layer"] for f in found if "per_layer" in f.evidence)
+    assert any("per_layer" in f.evidence for f in _h007(m, max_bytes=1, per_layer=top))
