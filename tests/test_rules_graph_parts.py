@@ -892,3 +892,43 @@ def test_h007_per_layer_from_exactly_that_many_same_shaped_gathers():
     found = _h007(m, max_bytes=1)
     top = max(f.evidence["per_layer"] for f in found if "per_layer" in f.evidence)
     assert any("per_layer" in f.evidence for f in _h007(m, max_bytes=1, per_layer=top))
+
+
+def test_h007_whole_weight_names_its_parameter_and_time_per_layer_wastes_nothing():
+    (m,) = load(WHOLE)
+    (f,) = _h007(m)
+    assert "gathers 64.0 MiB (the whole of %param.1 bf16[8192,4096]) onto every one of 8 devices" in f.message
+    assert f.cost["est_seconds"] > 0 and f.message.endswith(f", ~{f.cost['est_seconds'] * 1e6:.2f} us on ICI")
+    (m,) = load(FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt")
+    layers = [g for g in _h007(m, max_bytes=1) if "per_layer" in g.evidence]
+    assert layers and all(g.cost == {"bytes_wasted": 0.0} for g in layers)  # (the pattern advised: no waste)
+    assert all(g.message.endswith(" us on ICI") for g in layers if g.evidence["async"])
+
+
+def _h011_text(entry_params: str, lines: str, root_shape: str) -> str:
+    """HAND-WRITTEN minimal module for H011's corners (v5e's 16 GiB: 1% is 164 MiB)."""
+    return f"HloModule m, is_scheduled=true\n\nENTRY %e ({entry_params}) -> {root_shape} {{\n{lines}\n}}\n"
+
+
+def test_h011_a_computation_without_parameters_and_a_parameter_never_flagged():
+    v5e = get_chip("v5e")
+    # logits made from nothing (an iota): no input to compare with, the size alone decides
+    (m,) = parse(_h011_text("", "  ROOT %l = f32[1024,65536]{1,0} iota(), iota_dimension=1", "f32[1024,65536]"))
+    (f,) = make_rule("H011").check_module(RuleContext(m, v5e))
+    assert f.evidence["largest_parameter_bytes"] == 0 and f.evidence["bytes"] == 1024 * 65536 * 4
+    # a parameter of that shape is an input, not an intermediate, even with no ratio asked for
+    (m,) = parse(_h011_text("p: f32[1024,65536]", "  ROOT %p = f32[1024,65536]{1,0} parameter(0)",
+                            "f32[1024,65536]"))
+    assert list(make_rule("H011", min_ratio=0.0).check_module(RuleContext(m, v5e))) == []
+
+
+def test_h011_two_equal_outputs_report_the_first_and_name_the_other():
+    v5e = get_chip("v5e")
+    lines = ("  %a = f32[1024,65536]{1,0} iota(), iota_dimension=1\n"
+             "  %b = f32[1024,65536]{1,0} iota(), iota_dimension=0\n"
+             "  ROOT %t = (f32[1024,65536]{1,0}, f32[1024,65536]{1,0}) custom-call(%a, %b), "
+             'custom_call_target="my_kernel"')
+    (m,) = parse(_h011_text("", lines, "(f32[1024,65536], f32[1024,65536])"))
+    found = [f for f in make_rule("H011").check_module(RuleContext(m, v5e)) if f.instruction == "t"]
+    (f,) = found
+    assert f.evidence["output_index"] == 0 and "(output 0 of its 2; output 1 too)" in f.message
