@@ -104,7 +104,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
         "t001_roofline_gap.py", "t002_pipeline_bubbles.py", "t003_exposed_communication.py",
         "t004_hot_copy.py", "t005_kernel_dma_bound.py", "t006_kernel_low_mxu.py",
         "t007_kernel_roofline_gap.py")],
-        ["tests/test_trace_rules_parts.py"]),
+        ["tests/test_trace_rules_parts.py",
+         "tests/test_h100_advice.py"]),  # (T004's loop-slice advice, on the H100's captures)
     # H014 partial-tile-update and H002's pointer to it; H006 and what it leaves alone
     "rules_tiles": (["hloscope/rules/h014_partial_tile_update.py", "hloscope/rules/h002_retiling_copy.py"],
                     ["tests/test_rules.py", "tests/test_rule_docs.py", "tests/test_rules_lenient_parts.py"]),
