@@ -299,13 +299,35 @@ def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float 
     survivors = sorted(n for n, s in _results(repo, mutmut).items() if s == "survived")
     if only:
         survivors = [n for n in survivors if any(fnmatch.fnmatch(n, p) for p in only)]
+    # a changed test selection makes mutmut reset every verdict; the others stand (a mutant
+    # the old tests killed, the new ones, a superset, kill too): kept and put back after
+    before = _verdicts(repo)
     t0 = time.time()
     done = _bounded([*mutmut, "run", "--max-children", "2", *survivors], repo, minutes)
+    _restore(repo, before, set(survivors))
     record = _record(package, repo, mutmut, done, previous["seconds"] + time.time() - t0)
     record["kept"] = str(work)
     record["again"] = {"survivors_before": len(survivors), "seconds": round(time.time() - t0)}
     _write_json(record)
     return record
+
+
+def _verdicts(repo: Path) -> dict[str, dict]:
+    """Each mutmut meta file's verdicts (exit code per mutant)."""
+    return {str(p): dict(json.loads(p.read_text()).get("exit_code_by_key", {}))
+            for p in (repo / "mutants").rglob("*.meta")}
+
+
+def _restore(repo: Path, before: dict[str, dict], rerun: set[str]) -> None:
+    """Put back the verdicts of mutants not run again that mutmut reset."""
+    for path, codes in before.items():
+        meta = json.loads(Path(path).read_text())
+        now = meta.get("exit_code_by_key", {})
+        for key, code in codes.items():
+            if key not in rerun and now.get(key) is None:
+                now[key] = code
+        meta["exit_code_by_key"] = now
+        Path(path).write_text(json.dumps(meta))
 
 
 def _bounded(command: list[str], cwd: Path, minutes: float | None) -> subprocess.CompletedProcess:
