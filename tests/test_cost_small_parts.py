@@ -416,6 +416,18 @@ def test_has_tiled_layouts_looks_past_untiled_instructions_and_tuples():
     assert not has_tiled_layouts(plain)
 
 
+def test_adding_a_cost_times_a_trip_count():
+    from hloscope.cost.ops import Cost
+
+    total = Cost(flops=1, transcendentals=2, bytes_read=3, bytes_written=4, padded_read=5, padded_written=6,
+                 hbm_bytes=7, unknown_trip_counts=["w0"])
+    total.add(Cost(flops=10, transcendentals=20, bytes_read=30, bytes_written=40, padded_read=50,
+                   padded_written=60, hbm_bytes=70, unknown_trip_counts=["w1"], unknown=[("x", "why")]), 5)
+    assert (total.flops, total.transcendentals, total.bytes_read, total.bytes_written, total.padded_read,
+            total.padded_written, total.hbm_bytes) == (51, 102, 153, 204, 255, 306, 357)
+    assert total.unknown_trip_counts == ["w0", "w1"] and total.unknown == [("x", "why")]
+
+
 def test_the_most_of_a_conditionals_branches():
     from hloscope.cost.ops import Cost
 

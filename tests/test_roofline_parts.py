@@ -59,6 +59,10 @@ def test_the_totals_are_the_cost_models_over_the_rows_times(loop):
     totals = report.totals_json()
     model = CostModel(loop).module_cost()  # (the model's own walk of the program)
     assert totals["flops"] == model.flops == 1024 + 5 * (1024 + 1 + 1)
+    # bytes by hand: a reads 2 x 4 KiB and writes 4 KiB; each trip the counter's add reads 8 B
+    # and writes 4, y reads 8 KiB and writes 4 KiB, the compare reads 8 B and writes 1
+    assert (model.bytes_read, model.bytes_written) == (8192 + 5 * (8 + 8192 + 8), 4096 + 5 * (4 + 4096 + 1))
+    assert model.hbm_bytes == model.bytes_read + model.bytes_written  # (untiled, all in HBM)
     assert totals["hbm_bytes"] == model.hbm_bytes
     assert totals["logical_bytes"] == model.bytes and totals["bytes"] == model.padded_bytes
     assert totals["t_memory"] == pytest.approx(model.hbm_bytes / 819e9)
