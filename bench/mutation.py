@@ -296,7 +296,8 @@ def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float 
     pyproject = re.sub(r"(?m)^pytest_add_cli_args_test_selection = .*$",
                        lambda _: f"pytest_add_cli_args_test_selection = {json.dumps(tests)}", pyproject)
     (repo / "pyproject.toml").write_text(pyproject, encoding="utf-8")
-    survivors = sorted(n for n, s in _results(repo, mutmut).items() if s == "survived")
+    # survivors, and mutants no test reached (the tests as they are now may reach them)
+    survivors = sorted(n for n, s in _results(repo, mutmut).items() if s in ("survived", "no tests"))
     if only:
         survivors = [n for n in survivors if any(fnmatch.fnmatch(n, p) for p in only)]
     # a changed test selection makes mutmut reset every verdict; the others stand (a mutant
