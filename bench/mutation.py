@@ -305,7 +305,7 @@ def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float 
     before = _verdicts(repo)
     t0 = time.time()
     done = _bounded([*mutmut, "run", "--max-children", "2", *survivors], repo, minutes)
-    _restore(repo, before, set(survivors))
+    _restore(repo, before)
     record = _record(package, repo, mutmut, done, previous["seconds"] + time.time() - t0)
     record["kept"] = str(work)
     record["again"] = {"survivors_before": len(survivors), "seconds": round(time.time() - t0)}
@@ -319,13 +319,14 @@ def _verdicts(repo: Path) -> dict[str, dict]:
             for p in (repo / "mutants").rglob("*.meta")}
 
 
-def _restore(repo: Path, before: dict[str, dict], rerun: set[str]) -> None:
-    """Put back the verdicts of mutants not run again that mutmut reset."""
+def _restore(repo: Path, before: dict[str, dict]) -> None:
+    """Put back the verdicts mutmut reset of mutants it did not run again (not asked, or not
+    reached before --minutes ran out)."""
     for path, codes in before.items():
         meta = json.loads(Path(path).read_text())
         now = meta.get("exit_code_by_key", {})
         for key, code in codes.items():
-            if key not in rerun and now.get(key) is None:
+            if now.get(key) is None:
                 now[key] = code
         meta["exit_code_by_key"] = now
         Path(path).write_text(json.dumps(meta))
