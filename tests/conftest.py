@@ -129,6 +129,15 @@ def evidence_problems(finding) -> list[str]:
                for k in sorted(always - keys)])
 
 
+def entry_module(lines: str, params: str = "", result: str = "f32[8,128]"):
+    """HAND-WRITTEN minimal module (for tests that state so): one entry computation with these
+    parameters and instruction lines, parsed."""
+    from hloscope.parser import parse
+
+    (m,) = parse(f"HloModule m\n\nENTRY %e ({params}) -> {result} {{\n{lines}\n}}\n")
+    return m
+
+
 def counted_loop(x: str, step: str, trips: int) -> str:
     """HAND-WRITTEN minimal loop computations (for tests that state so): %body and %cond over a
     state (s32[] counter, `x`), the counter from 0 to `trips`; `step` is the body's line

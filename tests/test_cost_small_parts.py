@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import counted_loop
+from conftest import counted_loop, entry_module
 
 from hloscope.cost.category import category
 from hloscope.cost.flops import has_flop_model
@@ -342,15 +342,10 @@ def test_add_first_piece_adds_that_share_of_each_byte_count():
 
 # ------------------------------------------------ FLOP formulas at their edges (hand-derived)
 
-def _entry(lines: str, params: str) -> object:
-    (m,) = parse(f"HloModule m\n\nENTRY %e ({params}) -> f32[8,128] {{\n{lines}\n}}\n")
-    return m
-
-
 def test_dot_flops_contracting_dims_within_the_lhs():
     from hloscope.cost.flops import UnknownCost, dot_flops
 
-    m = _entry("  %a = f32[8,16]{1,0} parameter(0)\n  %b = f32[16,128]{1,0} parameter(1)\n"
+    m = entry_module("  %a = f32[8,16]{1,0} parameter(0)\n  %b = f32[16,128]{1,0} parameter(1)\n"
                "  ROOT %d = f32[8,128]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
                "a: f32[8,16], b: f32[16,128]")
     d, lhs = m.entry.root, m.entry.by_name["a"].shape
@@ -364,8 +359,8 @@ def test_fft_flops_by_the_floor_of_log2_of_each_length():
     from hloscope.cost.flops import fft_flops
 
     def fft(lengths: str) -> float:
-        m = _entry(f"  %a = c64[4,8]{{1,0}} parameter(0)\n  ROOT %f = c64[4,8]{{1,0}} fft(%a), fft_type=FFT, "
-                   f"fft_length={{{lengths}}}", "a: c64[4,8]")
+        m = entry_module(f"  %a = c64[4,8]{{1,0}} parameter(0)\n  ROOT %f = c64[4,8]{{1,0}} fft(%a), fft_type=FFT, "
+                   f"fft_length={{{lengths}}}", "a: c64[4,8]", result="c64[4,8]")
         return fft_flops(m.entry.root, m.entry.by_name["a"].shape)
 
     assert fft("8") == 8.0 * 3 * 32
@@ -380,7 +375,7 @@ def test_kernel_flops_from_the_kernels_estimate():
     def call(estimate: str | None, target: str = "tpu_custom_call"):
         cfg = (f', backend_config={{"custom_call_config":{{"cost_estimate":{estimate}}}}}'
                if estimate is not None else "")
-        m = _entry(f'  %a = f32[8,128]{{1,0}} parameter(0)\n  ROOT %k = f32[8,128]{{1,0}} custom-call(%a), '
+        m = entry_module(f'  %a = f32[8,128]{{1,0}} parameter(0)\n  ROOT %k = f32[8,128]{{1,0}} custom-call(%a), '
                    f'custom_call_target="{target}"{cfg}', "a: f32[8,128]")
         return m.entry.root
 

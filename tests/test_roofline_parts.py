@@ -8,7 +8,7 @@ an elementwise op in the entry and one in a 5-trip loop, on v5e's table (197 TFL
 from __future__ import annotations
 
 import pytest
-from conftest import counted_loop
+from conftest import counted_loop, entry_module
 
 from hloscope.cost.chips import get_chip
 from hloscope.cost.ops import Cost, CostModel
@@ -83,8 +83,8 @@ def test_which_ops_are_rows(opcode, row):
     assert has_row(opcode) is row
 
 
-def _one(line: str, params: str = "p: f32[8,128]", param_lines: str = "  %p = f32[8,128]{1,0} parameter(0)"):
-    (m,) = parse(f"HloModule m\n\nENTRY %e ({params}) -> f32[8,128] {{\n{param_lines}\n{line}\n}}\n")
+def _one(line: str):
+    m = entry_module(f"  %p = f32[8,128]{{1,0}} parameter(0)\n{line}", "p: f32[8,128]")
     return m, m.entry.root
 
 
