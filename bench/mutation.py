@@ -26,8 +26,10 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -264,11 +266,9 @@ def run(package: str, mutmut: list[str], keep: bool = False) -> dict:
     t0 = time.time()
     done = subprocess.run([*mutmut, "run", "--max-children", "2"], cwd=repo, capture_output=True,
                           text=True)
-    record = _record(package, repo, mutmut, done, time.time() - t0)
-    if keep:
-        record["kept"] = str(work)  # (for --again)
-        _write_json(record)
-    else:
+    record = _record(package, repo, mutmut, done, time.time() - t0,
+                     **({"kept": str(work)} if keep else {}))  # (for --again)
+    if not keep:
         shutil.rmtree(work, ignore_errors=True)
     return record
 
@@ -281,13 +281,11 @@ def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float 
     most mutants were killed before. Stopped after `minutes`, the mutants it reached count
     and the others keep their earlier result."""
     previous = json.loads((OUT / f"{package}.json").read_text())
-    kept = sorted(Path(tempfile.gettempdir()).glob(f"mutation-{package}-*/repo/mutants"),
-                  key=lambda p: p.stat().st_mtime)  # (a copy kept before runs recorded where)
-    work = Path(previous.get("kept") or (kept[-1].parents[1] if kept else ""))
+    work = Path(previous.get("kept") or _newest_kept(package))
     repo = work / "repo"
     if not (repo / "mutants").is_dir():
         raise SystemExit(f"{package}: no kept copy (run it with --keep first)")
-    sources, tests = PACKAGES[package]
+    tests = PACKAGES[package][1]
     shutil.rmtree(repo / "tests")
     shutil.copytree(ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     with open(repo / "tests" / "conftest.py", "a", encoding="utf-8") as f:
@@ -306,11 +304,15 @@ def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float 
     t0 = time.time()
     done = _bounded([*mutmut, "run", "--max-children", "2", *survivors], repo, minutes)
     _restore(repo, before)
-    record = _record(package, repo, mutmut, done, previous["seconds"] + time.time() - t0)
-    record["kept"] = str(work)
-    record["again"] = {"survivors_before": len(survivors), "seconds": round(time.time() - t0)}
-    _write_json(record)
-    return record
+    return _record(package, repo, mutmut, done, previous["seconds"] + time.time() - t0, kept=str(work),
+                   again={"survivors_before": len(survivors), "seconds": round(time.time() - t0)})
+
+
+def _newest_kept(package: str) -> str:
+    """The newest kept copy of a package's run (one kept before runs recorded where)."""
+    kept = sorted(Path(tempfile.gettempdir()).glob(f"mutation-{package}-*/repo/mutants"),
+                  key=lambda p: p.stat().st_mtime)
+    return str(kept[-1].parents[1]) if kept else ""
 
 
 def _verdicts(repo: Path) -> dict[str, dict]:
@@ -334,9 +336,6 @@ def _restore(repo: Path, before: dict[str, dict]) -> None:
 
 def _bounded(command: list[str], cwd: Path, minutes: float | None) -> subprocess.CompletedProcess:
     """The command's run, stopped (its whole process group) after `minutes`."""
-    import os
-    import signal
-
     proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
@@ -348,7 +347,8 @@ def _bounded(command: list[str], cwd: Path, minutes: float | None) -> subprocess
     return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 
-def _record(package: str, repo: Path, mutmut: list[str], done, seconds: float) -> dict:
+def _record(package: str, repo: Path, mutmut: list[str], done, seconds: float, **extra) -> dict:
+    """The run's record (`extra`: fields beside the counts), written with its survivors."""
     sources, tests = PACKAGES[package]
     status = _results(repo, mutmut)
     killed = sum(1 for s in status.values() if s == "killed")
@@ -363,12 +363,9 @@ def _record(package: str, repo: Path, mutmut: list[str], done, seconds: float) -
     wording = sorted(n for n in survived if is_wording(diffs.get(n, "")))
     record["wording_only"] = len(wording)
     record["score_without_wording"] = killed / (ran - len(wording)) if ran - len(wording) else None
+    record.update(extra)
     _write(record, diffs, set(wording))
     return record
-
-
-def _write_json(record: dict) -> None:
-    (OUT / f"{record['package']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 _DIFFS = """
@@ -441,7 +438,7 @@ def _write(record: dict, diffs: dict[str, str], wording: set[str] = frozenset())
         lines += [f"### {name}", "", "```diff", body, "```", ""]
     lines += ["## Survivors that only reword", "", ", ".join(f"`{n}`" for n in sorted(wording)) or "(none)", ""]
     (OUT / f"{record['package']}.md").write_text("\n".join(lines), encoding="utf-8")
-    _write_json(record)
+    (OUT / f"{record['package']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 def summary() -> list[dict]:
