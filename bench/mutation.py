@@ -302,7 +302,9 @@ def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float 
     # the old tests killed, the new ones, a superset, kill too): kept and put back after
     before = _verdicts(repo)
     t0 = time.time()
-    done = _bounded([*mutmut, "run", "--max-children", "2", *survivors], repo, minutes)
+    # (with no names mutmut runs every mutant without a verdict: after a reset, all of them)
+    done = (_bounded([*mutmut, "run", "--max-children", "2", *survivors], repo, minutes) if survivors
+            else subprocess.CompletedProcess([], 0, "(nothing to run again)", ""))
     _restore(repo, before)
     return _record(package, repo, mutmut, done, previous["seconds"] + time.time() - t0, kept=str(work),
                    again={"survivors_before": len(survivors), "seconds": round(time.time() - t0)})
