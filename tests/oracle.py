@@ -133,3 +133,15 @@ def compare(ours: dict, xla: dict) -> list[str]:
             if o[3] != [rename.get(n, n) for n in x[3]]:
                 problems.append(f"{where}: operands {o[3]} != {x[3]}")
     return problems
+
+
+def xla_cost_analysis(text: str) -> dict:
+    """XLA's HloCostAnalysis of an HLO module text (as the CPU client runs it: the analysis
+    whose figures `compiled.cost_analysis()` reports), in this process: for well-formed
+    (hand-written) modules only, as XLA's parser aborts on some malformed ones."""
+    import jax
+    from jax._src.lib import xla_client
+    from jaxlib import _hlo
+
+    client = jax.devices("cpu")[0].client
+    return dict(xla_client._xla.hlo_module_cost_analysis(client, _hlo.hlo_module_from_text(text)))

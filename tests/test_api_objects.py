@@ -91,3 +91,68 @@ def test_notebook_tables_render_with_the_numbers_and_escape_the_input():
                                                      "message": "<script>x</script>"})
     page = hostile._repr_html_()
     assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_the_memory_repr_states_xla_figures_to_two_decimals():
+    """H004's train step donates its parameters: every term of the sum is non-zero. The
+    arguments, outputs and aliased bytes are XLA's own (memory_analysis, in the manifest)."""
+    import dataclasses
+
+    from hloscope.units import human_bytes
+
+    entry = json.loads((FIXTURES / "manifest.json").read_text())["H004_swiglu_train_v5p"]
+    xla = entry["memory_analysis"]
+    r = hloscope.load(FIXTURES / entry["file"]).memory("v5p")
+    args, outs, alias = (xla["argument_size_in_bytes"], xla["output_size_in_bytes"], xla["alias_size_in_bytes"])
+    assert (args, outs, alias) == (85983232, 69206048, 69206016)  # 82 MiB, 66 MiB + 32 B, 66 MiB
+    hbm = args + outs - alias + r.temp_peak_bytes
+    assert repr(r) == (f"<MemoryReport jit_step: HBM {hbm / 2**20:.2f} MiB = arguments 82.00 MiB + outputs "
+                       f"66.00 MiB - aliased 66.00 MiB + peak temporaries {r.temp_peak_bytes / 2**20:.2f} MiB "
+                       f"(at %{r.peak_instruction})>")
+    assert r.temp_peak_bytes > 2**20 and r.peak_instruction
+    bare = dataclasses.replace(r, peak_instruction=None, temp_peak_bytes=0)
+    assert repr(bare).endswith(f"peak temporaries {human_bytes(0)} (at %-)>")
+
+
+def test_the_roofline_table_is_per_step_heaviest_first():
+    """A layer scan (8 trips): each row's FLOPs, bytes and time are per step (times its trip
+    count), and the rows come heaviest per step first; past 25 rows, the rest are counted."""
+    import dataclasses
+
+    report = hloscope.load(FIXTURES / "memory" / "scan_layers_v5e.hlo.txt").roofline("v5e")
+    assert len(report.rows) == 18
+    dot = next(r for r in report.rows if r.instruction == "fusion.13")
+    assert dot.times == 8 and dot.flops == 2 * 256 * 2048 * 2048  # [256,2048] x [2048,2048]
+    cells = _render(report).cells
+    headers = ["instruction", "opcode", "FLOPs", "bytes", "time", "bound", "source"]
+    assert cells[:7] == headers
+    table = [cells[k:k + 7] for k in range(7, len(cells), 7)]
+    assert len(table) == 18
+    by_name = {row[0]: row for row in table}
+    assert by_name["fusion.13"][1:6] == ["fusion", f"{8 * dot.flops:.3g}", human(8 * dot.bytes),
+                                         seconds(8 * dot.t_bound), "compute"]
+    assert by_name["fusion.13"][6] == dot.source and "generate.py" in dot.source
+    per_step = {r.instruction: r.t_bound * r.times for r in report.rows}
+    order = [row[0] for row in table]
+    assert [per_step[n] for n in order] == sorted(per_step.values(), reverse=True)
+    assert order.index("copy.2") < order.index("copy.10")  # 8 x 0.6 ns before 1 x 1.3 ns
+    assert "and" not in report._repr_html_().split("</table>")[1]
+    t = sum(per_step.values())
+    assert repr(report) == (f"<Roofline jit_forward on TPU v5e: 18 ops, {report.totals.flops:.4g} FLOPs, "
+                            f"roofline {t * 1e6:.2f} us>")
+    assert report._repr_html_().startswith(f'<div class="hloscope"><b>{repr(report)[1:-1]}</b><table>')
+    longer = dataclasses.replace(report, rows=report.rows * 2)
+    page = longer._repr_html_()
+    assert page.count("<tr>") == 1 + 25 and "<p>and 11 more</p>" in page
+
+
+def human(n):
+    from hloscope.units import human_bytes
+
+    return human_bytes(n, 2)
+
+
+def seconds(t):
+    from hloscope.units import human_seconds
+
+    return human_seconds(t, 3)

@@ -139,3 +139,41 @@ def test_where_a_custom_calls_cost_came_from():
     assert _cost_source(CostModel(m, kernel_costs={"k": object()}), body) == "kernel body"
     m, neg = _one("  ROOT %n = f32[8,128]{1,0} negate(%p)")
     assert _cost_source(CostModel(m, kernel_costs={"n": object()}), neg) == ""  # not a custom call
+
+
+def test_a_rows_fields_are_its_costs_and_where_it_came_from():
+    """HAND-WRITTEN: an exponential of a tiled [3,100] f32 (each 8x128 tile pads it to 8
+    rows of 128: 4 KiB, not 1,200 B) with its source line, in a 5-trip loop."""
+    text = ("HloModule m, is_scheduled=true\n\n"
+            + counted_loop("f32[3,100]{1,0:T(8,128)}",
+                           '%y = f32[3,100]{1,0:T(8,128)} exponential(%x), '
+                           'metadata={op_name="jit(f)/exp" source_file="m.py" source_line=7}', 5) + """
+ENTRY %e (p: f32[3,100]) -> f32[3,100] {
+  %p = f32[3,100]{1,0:T(8,128)} parameter(0)
+  %z = s32[] constant(0)
+  %t = (s32[], f32[3,100]{1,0:T(8,128)}) tuple(%z, %p)
+  %w = (s32[], f32[3,100]{1,0:T(8,128)}) while(%t), condition=%cond, body=%body
+  ROOT %r = f32[3,100]{1,0:T(8,128)} get-tuple-element(%w), index=1
+}
+""")
+    (m,) = parse(text)
+    y = next(r for r in roofline(m, V5E).rows if r.instruction == "y")
+    assert (y.flops, y.transcendentals, y.times) == (0.0, 300.0, 5)
+    assert (y.logical_bytes, y.bytes) == (2 * 1200, 2 * 8 * 128 * 4)  # read once, written once
+    assert y.intensity == 0.0 and (y.op_name, y.source) == ("jit(f)/exp", "m.py:7")
+    once = roofline(m, V5E, trip_counts=False)
+    assert {r.times for r in once.rows} == {1} and once.totals.transcendentals == 300.0
+    assert roofline(m, V5E).totals.transcendentals == 5 * 300.0
+    # a dot's intensity: its FLOPs over its padded bytes
+    (d,) = parse("""HloModule d, is_scheduled=true
+
+ENTRY %e (a: f32[128,256], b: f32[256,128]) -> f32[128,128] {
+  %a = f32[128,256]{1,0} parameter(0)
+  %b = f32[256,128]{1,0} parameter(1)
+  ROOT %c = f32[128,128]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+""")
+    (row,) = roofline(d, V5E).rows
+    assert row.flops == 2 * 128 * 256 * 128 and row.bytes == 4 * (2 * 128 * 256 + 128 * 128)
+    assert row.intensity == row.flops / row.bytes
+    assert row.bound == ("compute" if row.t_compute >= row.t_memory else "memory")

@@ -199,9 +199,11 @@ class CostModel:
         elif op == "convolution":
             lhs, rhs = self.operand_shapes(instr)[:2]
             c.flops = convolution_flops(instr, lhs, rhs)
-        elif op in ("reduce", "reduce-window", "all-reduce", "reduce-scatter", "all-reduce-start"):
+        elif op in ("reduce", "reduce-window", "all-reduce", "all-reduce-start"):
             shapes = self.operand_shapes(instr)
-            n_inputs = max(1, len(shapes) // 2) if op == "reduce" else 1
+            # (inputs..., inits...) of a reduce; every operand of a collective (XLA's combiner
+            # makes one of many, each reduced)
+            n_inputs = max(1, len(shapes) // 2) if op == "reduce" else max(1, len(shapes))
             in_elems = sum(elements(s) for s in shapes[:n_inputs])
             applied = max(0, in_elems - out_elems) if op == "reduce" else in_elems
             if op == "reduce-window":  # (window - 1) combines per output element, as XLA counts
@@ -245,11 +247,9 @@ class CostModel:
             base, phase = async_shorthand(op)
             if phase == "start" and base == "custom-call":
                 c.flops, c.transcendentals = self._kernel_flops(instr)
-            elif phase == "start" and base in ("fusion", "call"):
+            elif phase == "start":  # what the computation the parser wrapped its op in does
                 for name in instr.called_computations:
                     c.add(self.computation_compute(name))
-            elif phase == "start" and base not in NO_FLOPS:
-                raise UnknownCost(f"no FLOP model for an async {base}")
         elif op not in NO_FLOPS and op not in CONTROL:
             raise UnknownCost(f"no FLOP model for opcode {op}")
         return c
