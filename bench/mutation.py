@@ -150,7 +150,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
          # the op-name breakdown (aggregate.py) and the reports' notebook views
          "tests/test_breakdown.py", "tests/test_api_objects.py",
          "tests/test_trips_parts.py", "tests/test_library_parts.py", "tests/test_xla_memory_parts.py",
-         "tests/test_roofline_parts.py"]),
+         "tests/test_roofline_parts.py", "tests/test_breakdown_parts.py", "tests/test_compute_parts.py"]),
     "report_views": ([f"hloscope/report/{f}" for f in (
         "__init__.py", "common.py", "diff.py", "kernels.py", "memory.py", "parse.py", "profile.py",
         "roofline.py", "shape.py", "sharding.py", "stats.py")],
@@ -296,11 +296,18 @@ def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float 
     (repo / "pyproject.toml").write_text(pyproject, encoding="utf-8")
     # survivors, and mutants no test reached (the tests as they are now may reach them)
     survivors = sorted(n for n, s in _results(repo, mutmut).items() if s in ("survived", "no tests"))
+    # the sources as they are now: mutmut makes the mutants of a changed file again and
+    # forgets the verdicts of the functions whose code changed; all of those run again
+    changed = _changed_functions(repo, ROOT, PACKAGES[package][0])
+    _refresh(repo)
+    survivors += [f"{name}__mutmut_*" for name in changed]
     if only:
         survivors = [n for n in survivors if any(fnmatch.fnmatch(n, p) for p in only)]
     # a changed test selection makes mutmut reset every verdict; the others stand (a mutant
-    # the old tests killed, the new ones, a superset, kill too): kept and put back after
-    before = _verdicts(repo)
+    # the old tests killed, the new ones, a superset, kill too): kept and put back after,
+    # but for the changed functions' (other mutants now)
+    before = {path: {k: v for k, v in codes.items() if not any(k.startswith(f"{c}__mutmut_") for c in changed)}
+              for path, codes in _verdicts(repo).items()}
     t0 = time.time()
     # (with no names mutmut runs every mutant without a verdict: after a reset, all of them)
     done = (_bounded([*mutmut, "run", "--max-children", "2", *survivors], repo, minutes) if survivors
@@ -308,6 +315,55 @@ def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float 
     _restore(repo, before)
     return _record(package, repo, mutmut, done, previous["seconds"] + time.time() - t0, kept=str(work),
                    again={"survivors_before": len(survivors), "seconds": round(time.time() - t0)})
+
+
+def _functions(path: Path) -> dict[str, str]:
+    """mutmut's name of each function and method of a file (`x_name`, `xǁClassǁname`) -> its code."""
+    import ast
+
+    out = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out[f"x_{node.name}"] = ast.dump(node)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out[f"x\u01c1{node.name}\u01c1{item.name}"] = ast.dump(item)
+    return out
+
+
+def _changed_functions(old_root: Path, new_root: Path, sources: list[str]) -> list[str]:
+    """The qualified mutmut names (`hloscope.cost.ops.xǁCostModelǁ_compute`) of the functions
+    of `sources` whose code differs between two trees, or that only the new one has.
+    (A change outside any function, a constant, is not seen: mutmut forgets nothing for it
+    either.)"""
+    out = []
+    for src in sources:
+        where = new_root / src
+        for new in sorted(where.rglob("*.py") if where.is_dir() else [where]):
+            rel = new.relative_to(new_root)
+            old = old_root / rel
+            before = _functions(old) if old.exists() else {}
+            module = ".".join(rel.with_suffix("").parts)
+            out += [f"{module}.{name}" for name, code in _functions(new).items() if before.get(name) != code]
+    return out
+
+
+def _refresh(repo: Path) -> None:
+    """The kept copy's package and data brought up to the working tree's."""
+    for name in ("hloscope", *_COPY):
+        src = ROOT / name
+        if not src.exists():
+            continue
+        dst = repo / name
+        if dst.is_dir():
+            shutil.rmtree(dst)
+        elif dst.exists():
+            dst.unlink()
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+        else:
+            shutil.copy2(src, dst)
 
 
 def _newest_kept(package: str) -> str:
