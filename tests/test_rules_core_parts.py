@@ -551,3 +551,32 @@ def test_ici_time_names_the_links_and_says_nothing_without_a_time():
     assert ici_time(SimpleNamespace(est_seconds=2e-3, links="")) == ", ~2.00 ms on the links"
     assert ici_time(SimpleNamespace(est_seconds=2e-3)) == ", ~2.00 ms on the links"
     assert ici_time(SimpleNamespace(est_seconds=0.0, links="ICI")) == ""
+
+
+def test_the_engine_counts_every_instruction_of_every_computation_as_xla_parses_them():
+    """The summary's `instructions` over two files: what XLA's own parser finds in each (every
+    computation, the fused ones included), added up."""
+    from oracle import xla_views
+
+    from hloscope.lint import LintOptions, lint_files
+
+    files = [FIXTURES / "tpu" / "train_16_layers_v5e.hlo.txt", FIXTURES / "rules" / "H001" / "dus_donated_v5e.hlo.txt"]
+    views = xla_views([p.read_text() for p in files])
+    counts = [sum(len(c["instructions"]) for c in v["computations"]) for v in views]
+    assert counts[0] > 10_000 and counts[1] > 5
+    report = lint_files([str(p) for p in files], LintOptions(chip="v5e"))
+    assert report.instructions == sum(counts)
+
+
+def test_flags_given_to_the_engine_reach_the_rules():
+    """F001 judges the flags `lint --flags` gives (the module read from text: no flag file
+    beside it says how it was compiled)."""
+    from conftest import make_rule
+
+    from hloscope.cost.chips import get_chip
+
+    (m,) = parse((FIXTURES / "rules" / "F001" / "exposed_gather_v5p.hlo.txt").read_text())
+    flags = "--xla_tpu_enable_async_collective_fusion=false"
+    found = run([m], [make_rule("F001")], chip=get_chip("v5p"), flags=flags).findings
+    assert found and all(f.message.endswith("(flags from --flags)") for f in found)
+    assert run([m], [make_rule("F001")], chip=get_chip("v5p")).findings == []  # nothing says how

@@ -85,9 +85,9 @@ class Finding:
 
 
 class RuleContext:
-    """What a rule may look at: the module, its source, the cost model, the chip."""
+    """What a rule may look at: the module, the cost model, the chip, the trace, the flags."""
 
-    def __init__(self, module: Module, chip: Chip | None = None, lines: list[str] | None = None,
+    def __init__(self, module: Module, chip: Chip | None = None,
                  trace=None, stage: Stage | None = None, flags: str | None = None,
                  assumed_chip: Chip | None = None) -> None:
         self.module = module
@@ -95,7 +95,6 @@ class RuleContext:
         # no chip known: the one assumed (hloscope.cost.resolve), for figures said to rest on
         # it, never for a verdict
         self.assumed_chip = assumed_chip
-        self.lines = lines or []
         self.trace = trace  # hloscope.trace.TraceIndex when linting with --trace
         self.stage = stage if stage is not None else detect_stage(module)
         self.given_flags = flags  # lint --flags: XLA_FLAGS / LIBTPU_INIT_ARGS text

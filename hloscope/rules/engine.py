@@ -140,7 +140,7 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
             module_chip, assumed = (None, choice.chip) if choice.assumed else (choice.chip, None)
             if choice.note and choice.note not in result.notes:
                 result.notes.append(choice.note)
-        ctx = RuleContext(module, chip=module_chip, lines=lines, trace=trace, stage=module_stage,
+        ctx = RuleContext(module, chip=module_chip, trace=trace, stage=module_stage,
                           flags=flags, assumed_chip=assumed)
         result.modules.append({"file": module.path, "name": module.name, **module_stage.to_dict()})
         off_stage = [r for r in active if module_stage.name not in r.stages]
