@@ -227,3 +227,45 @@ def test_a_combined_all_reduce_is_split_by_operand_bytes():
               _row(computation=single.computation, instruction=single.name),
               _row(computation=instr.computation)):
         assert split_combined(module, [r]) == [r]
+
+
+# HAND-WRITTEN: a two-operand all-reduce (as XLA's combiner makes) of a 3 KiB and a 1 KiB
+# gradient, the first with its op_name and source line, the second with none
+COMBINED = """HloModule m, is_scheduled=true
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[768] parameter(0)
+  q = f32[256] parameter(1)
+  g1 = f32[768] multiply(p, p), metadata={op_name="jit(f)/transpose(jvp(layer_1))/mul" source_file="m.py" source_line=3}
+  g2 = f32[256] add(q, q)
+  one = f32[256] all-reduce(q), replica_groups={}, to_apply=add
+  ROOT ar = (f32[768], f32[256]) all-reduce(g1, g2), replica_groups={}, to_apply=add
+}
+"""
+
+
+def test_each_part_of_a_combined_collective_takes_its_operands_name_or_the_rows():
+    from hloscope.parser import parse
+
+    (m,) = parse(COMBINED)
+    base = dict(op_name="jit(f)/layer_0/all-reduce", source="s.py:9", seconds=4.0, flops=8.0, bytes_=16.0,
+                computation="e")
+    before, after = _row("jit(f)/x/y", computation="e", instruction="g2"), _row(computation="e", instruction="p")
+    single = _row(computation="e", instruction="one")
+    out = split_combined(m, [before, _row(**base, instruction="ar"), single, after])
+    assert out[0] is before and out[-2] is single and out[-1] is after
+    first, second = out[1:3]
+    assert (first["part"], second["part"]) == (0, 1)
+    assert (first["seconds"], first["flops"], first["bytes"]) == (3.0, 6.0, 12.0)  # 3 KiB of 4
+    assert (second["seconds"], second["flops"], second["bytes"]) == (1.0, 2.0, 4.0)
+    assert (first["op_name"], first["source"]) == ("jit(f)/transpose(jvp(layer_1))/mul", "m.py:3")
+    assert (second["op_name"], second["source"]) == (base["op_name"], base["source"])  # (none of its own)
+    b = group(out, "layer")
+    assert b["total"]["ops"] == 4  # 5 rows, the two parts of the all-reduce one op
+    assert {g["key"]: g["seconds"] for g in b["groups"]}["layer 1"] == 3.0

@@ -580,3 +580,23 @@ def test_flags_given_to_the_engine_reach_the_rules():
     found = run([m], [make_rule("F001")], chip=get_chip("v5p"), flags=flags).findings
     assert found and all(f.message.endswith("(flags from --flags)") for f in found)
     assert run([m], [make_rule("F001")], chip=get_chip("v5p")).findings == []  # nothing says how
+
+
+def test_a_suppression_on_the_first_or_last_line_holds_and_no_line_is_no_line():
+    """A finding's line counts from 1: the comment on line 1 and on the last line suppresses
+    the finding there; a finding at line 0 (no place in the file) is never suppressed by the
+    last line's comment; a list split on commas only."""
+    from hloscope.rules.base import Finding
+    from hloscope.rules.engine import _suppressed
+
+    def at(line: int, code: str = "H001") -> Finding:
+        return Finding(code=code, name="defensive-copy", severity=Severity.INFO, message="", file="",
+                       line=line, column=1, module="m", computation="", instruction="")
+
+    lines = ["HloModule m // hloscope: ignore[H001]", "ENTRY e {", "} // hloscope: ignore[H002 H001]",
+             "x // hloscope: ignore[H003,H001]"]
+    assert _suppressed(at(1), lines)
+    assert not _suppressed(at(2), lines)
+    assert not _suppressed(at(3), lines)  # ("H002 H001" is one name, not a list)
+    assert _suppressed(at(4), lines) and _suppressed(at(4, "H003"), lines)
+    assert not _suppressed(at(0), lines) and not _suppressed(at(5), lines)
