@@ -295,8 +295,10 @@ def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float 
     pyproject = re.sub(r"(?m)^pytest_add_cli_args_test_selection = .*$",
                        lambda _: f"pytest_add_cli_args_test_selection = {json.dumps(tests)}", pyproject)
     (repo / "pyproject.toml").write_text(pyproject, encoding="utf-8")
-    # survivors, and mutants no test reached (the tests as they are now may reach them)
-    survivors = sorted(n for n, s in _results(repo, mutmut).items() if s in ("survived", "no tests"))
+    # survivors, mutants no test reached (the tests as they are now may reach them), and
+    # those an earlier run stopped before (a changed function's, not yet run)
+    survivors = sorted(n for n, s in _results(repo, mutmut).items()
+                       if s in ("survived", "no tests", "not checked"))
     # the sources as they are now: mutmut makes the mutants of a changed file again and
     # forgets the verdicts of the functions whose code changed; all of those run again
     changed = _changed_functions(repo, ROOT, PACKAGES[package][0])
