@@ -36,6 +36,7 @@ def _row(op_name="", source="", seconds=1.0, flops=0.0, bytes_=0.0, computation=
     ("transpose(jvp(layer_0))/mul", ("backward", ["layer_0"])),  # (no jit around it)
     ("jit(f)/jvp(layer_0)/a;jit(f)/transpose(jvp(layer_9))/b;jit(f)/c/d", ("forward", ["layer_0"])),
     ("jit(f)/remat(block3)/add", ("", ["block3"])),
+    ("jit(f(x))/layer_1/add", ("", ["layer_1"])),  # (the jitted function's name, parentheses and all)
     ("jit(f)/vmap(jvp(h.4))/attn(x/y)/dot", ("forward", ["h.4", "attn(x/y)"])),
     ("dot.12", ("", [])),
     ("", ("", [])),
@@ -92,6 +93,11 @@ def test_layers_come_in_number_order_then_the_rest_heaviest_first():
     keys = [g["key"] for g in group(rows, "layer")["groups"]]
     assert keys == ["layer 2", "layer 10", NO_LAYER]
     assert group(rows, "layer")["groups"][-1]["seconds"] == 9.5
+    # after the layers, the other groups heaviest first
+    rows += [_row("jit(f)/x", seconds=20.0, computation="body"), _row("jit(f)/y", seconds=1.0, computation="b2")]
+    loops = {"body": ("while.1", 4), "b2": ("while.2", 2)}
+    keys = [g["key"] for g in group(rows, "layer", loops)["groups"]]
+    assert keys == ["layer 2", "layer 10", "loop body %while.1 (x4)", NO_LAYER, "loop body %while.2 (x2)"]
 
 
 def test_a_loop_body_is_named_by_its_while_and_trip_count():

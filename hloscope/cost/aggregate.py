@@ -23,7 +23,7 @@ from collections import defaultdict
 BY = ("scope", "layer", "source", "pass")
 _WRAPPERS = re.compile(r"^(?:jvp|transpose|remat|checkpoint|vmap|pmap|jit|pjit|shard_map|custom_vjp_call|"
                        r"custom_jvp_call|remat2|checkpoint_name)\((.*)\)$")
-_LAYER = re.compile(r"(?i)(?:^|[^a-z])(?:layers?|blocks?|h)[_.\-]?(\d+)$|^(?:layers?|blocks?|h)(\d+)$")
+_LAYER = re.compile(r"(?i)(?:^|[^a-z])(?:layers?|blocks?|h)[_.\-]?(\d+)$")
 NO_SCOPE, NO_LAYER, NO_SOURCE = "(no scope)", "(no layer)", "(no source)"
 NO_OP_NAME = "(no op_name)"
 
@@ -71,7 +71,7 @@ def layer_of(scopes: list[str]) -> str | None:
     for s in scopes:
         m = _LAYER.search(s)
         if m:
-            return m.group(1) or m.group(2)
+            return m.group(1)
     return None
 
 
