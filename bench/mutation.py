@@ -424,9 +424,29 @@ def _record(package: str, repo: Path, mutmut: list[str], done, seconds: float, *
     wording = sorted(n for n in survived if is_wording(diffs.get(n, "")))
     record["wording_only"] = len(wording)
     record["score_without_wording"] = killed / (ran - len(wording)) if ran - len(wording) else None
+    judged = equivalent()
+    same = sorted(n for n in survived if n in judged and n not in wording)
+    record["equivalent"] = len(same)
+    record["score_without_equivalent"] = killed / (ran - len(same)) if ran - len(same) else None
     record.update(extra)
-    _write(record, diffs, set(wording))
+    _write(record, diffs, set(wording), {n: judged[n] for n in same})
     return record
+
+
+EQUIVALENT = OUT / "equivalent.toml"
+
+
+def equivalent() -> dict[str, str]:
+    """Surviving mutants judged equivalent (no input tells them from the code as written), each
+    with the reason, from bench/mutation/equivalent.toml: [[group]] reason = "...", mutants =
+    ["module.function__mutmut_N", ...]. A mutant's number changes with its function's code:
+    a judgement names the code it was made on, and one whose mutant changed no longer applies."""
+    import tomllib
+
+    if not EQUIVALENT.exists():
+        return {}
+    data = tomllib.loads(EQUIVALENT.read_text(encoding="utf-8"))
+    return {name: g["reason"] for g in data.get("group", []) for name in g.get("mutants", [])}
 
 
 _DIFFS = """
@@ -479,7 +499,9 @@ def is_wording(diff: str) -> bool:
     return True
 
 
-def _write(record: dict, diffs: dict[str, str], wording: set[str] = frozenset()) -> None:
+def _write(record: dict, diffs: dict[str, str], wording: set[str] = frozenset(),
+           same: dict[str, str] | None = None) -> None:
+    same = same or {}
     OUT.mkdir(exist_ok=True)
     score = f"{record['score']:.1%}" if record["score"] is not None else "-"
     behaviour = record.get("score_without_wording")
@@ -491,15 +513,32 @@ def _write(record: dict, diffs: dict[str, str], wording: set[str] = frozenset())
              f"Of the survivors, {len(wording)} only reword a message or help sentence (a changed string "
              "literal with a space in it, nothing else): accepted, as wording is not behaviour. Without "
              f"them the score is {behaviour:.1%}." if behaviour is not None else "", "",
+             (f"{len(same)} more are judged equivalent (bench/mutation/equivalent.toml, each with its "
+              f"reason, below): without them too the score is {record['score_without_equivalent']:.1%}."
+              if same else ""), "",
              "## Survivors that change behaviour", ""]
     for name, text in diffs.items():
-        if name in wording:
+        if name in wording or name in same:
             continue
         body = re.sub(r"\n{3,}", "\n\n", text.strip())
         lines += [f"### {name}", "", "```diff", body, "```", ""]
+    if same:
+        lines += ["## Survivors judged equivalent", ""]
+        for name in sorted(same):
+            body = re.sub(r"\n{3,}", "\n\n", diffs.get(name, "").strip())
+            lines += [f"### {name}", "", f"Equivalent: {same[name]}", "", "```diff", body, "```", ""]
     lines += ["## Survivors that only reword", "", ", ".join(f"`{n}`" for n in sorted(wording)) or "(none)", ""]
     (OUT / f"{record['package']}.md").write_text("\n".join(lines), encoding="utf-8")
     (OUT / f"{record['package']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def _behaviour_survivors(name: str) -> set[str]:
+    """A selection's survivors that are not rewordings (those its report lists with a diff)."""
+    path = OUT / f"{name}.md"
+    if not path.exists():
+        return set()
+    text = path.read_text(encoding="utf-8").split("## Survivors that only reword")[0]
+    return set(re.findall(r"(?m)^### (\S+)$", text))
 
 
 def summary() -> list[dict]:
@@ -524,15 +563,19 @@ def summary() -> list[dict]:
                 if any(f == s.rstrip("/") or (s.endswith("/") and f.startswith(s)) for s in sources):
                     covered[f] = name
         used = sorted(set(covered.values()))
-        killed = ran = wording = 0
+        killed = ran = wording = same = 0
+        judged = equivalent()
         for name in used:
             r = json.loads((OUT / f"{name}.json").read_text())
             killed += r["killed"]
             ran += r["killed"] + r["survived"]
             wording += r.get("wording_only") or 0
+            same += len(_behaviour_survivors(name) & judged.keys())
         rows.append({"package": package, "selections": used, "killed": killed, "ran": ran,
                      "score": killed / ran if ran else None,
                      "score_without_wording": killed / (ran - wording) if ran - wording else None,
+                     "equivalent": same,
+                     "score_without_equivalent": killed / (ran - wording - same) if ran - wording - same else None,
                      "missing": [f for f in files if f not in covered]})
     return rows
 
@@ -557,12 +600,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:10} {' '.join(sources):28} {' '.join(tests)}")
         return 0
     if ns.summary:
-        print("| package | selections | killed / ran | score | without rewordings | files not covered |")
-        print("| --- | --- | --- | --- | --- | --- |")
+        print("| package | selections | killed / ran | score | without rewordings "
+              "| and without equivalents (judged) | files not covered |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
         for r in summary():
             pct = (lambda v: f"{v:.1%}" if v is not None else "-")
             print(f"| {r['package']} | {', '.join(r['selections'])} | {r['killed']} / {r['ran']} | "
                   f"{pct(r['score'])} | {pct(r['score_without_wording'])} | "
+                  f"{pct(r['score_without_equivalent'])} ({r['equivalent']}) | "
                   f"{len(r['missing'])}{': ' + ', '.join(r['missing'][:6]) if r['missing'] else ''} |")
         return 0
     names = list(PACKAGES) if ns.all else ns.packages
