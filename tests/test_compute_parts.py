@@ -215,6 +215,22 @@ CASES["reduce_scatter_async"] = ADD + """ENTRY main {
   s = ((f32[128], f32[128]), (f32[32], f32[32])) reduce-scatter-start(p, q), replica_groups={{0,1,2,3}}, dimensions={0}, to_apply=add
   ROOT d = (f32[32], f32[32]) reduce-scatter-done(s)
 }"""
+CASES["convolution_without_window"] = """ENTRY main {
+  a = f32[8,16] parameter(0)
+  w = f32[16,32] parameter(1)
+  ROOT c = f32[8,32] convolution(a, w), dim_labels=bf_io->bf
+}"""
+# 6,145 outputs x a 2,048 window: 12.6 M (position, tap) pairs, past what is enumerated
+CASES["convolution_of_a_long_window"] = """ENTRY main {
+  a = f32[1,8192,1] parameter(0)
+  w = f32[2048,1,1] parameter(1)
+  ROOT c = f32[1,6145,1] convolution(a, w), window={size=2048}, dim_labels=b0f_0io->b0f
+}"""
+CASES["dot_without_contracting_dims"] = """ENTRY main {
+  a = f32[8] parameter(0)
+  b = f32[4] parameter(1)
+  ROOT d = f32[8,4] dot(a, b)
+}"""
 CASES["fusion"] = """fused {
   x = f32[16,8] parameter(0)
   e = f32[16,8] exponential(x)
@@ -311,3 +327,11 @@ ENTRY %e (a: f32[8,128]) -> f32[8,128] {{
         c = model.compute(by_name[name])
         assert (c.flops, c.transcendentals, c.unknown) == (*expected, [])
     assert (model.module_cost().flops, model.module_cost().transcendentals) == (200.0, 14.0)
+
+
+def test_a_convolution_without_dim_labels_says_so():
+    """HAND-WRITTEN syntax corner (XLA always prints dim_labels): no FLOPs, and the reason."""
+    m = _module("HloModule m\n\nENTRY e {\n  a = f32[8,16] parameter(0)\n  w = f32[16,32] parameter(1)\n"
+                "  ROOT c = f32[8,32] convolution(a, w)\n}\n")
+    c = CostModel(m).compute(m.entry.root)
+    assert (c.flops, c.unknown) == (0, [("c", "convolution without dim_labels")])
