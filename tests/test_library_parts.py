@@ -198,3 +198,20 @@ def test_transformer_engine_attention_from_its_config():
     assert _te("te_fused_attn_forward_ffi") == (2.0 * SCORES * (DQK + DV), float(SCORES))
     assert _te("te_fused_attn_backward_ffi") == (2.0 * SCORES * (3 * DQK + 2 * DV), float(SCORES))
     assert _te("te_fused_attn_forward_ffi", drop="v_head_dim") is None
+
+
+# ------------------------------------------------------------------ workspaces
+
+@pytest.mark.parametrize(("shape", "target", "expected"), [
+    ("(f32[3,7], s8[64])", "__cublas$lt$matmul", [1]),           # a gemm's output and its workspace
+    ("(bf16[2,4,8,16], f32[2,4,8], u8[32])", "__cudnn$fmhaSoftmax", [2]),  # with the softmax stats
+    ("(bf16[2,4,8,16], f32[2,4,8])", "__cudnn$fmhaSoftmax", []),  # stats, no workspace
+    ("(f32[3,7], s8[64])", "tpu_custom_call", []),               # a kernel's s8 result is its output
+    ("(s8[64])", "__cublas$lt$matmul", []),                       # nothing beside it: no workspace
+    ("f32[3,7]", "__cublas$gemm", []),
+])
+def test_the_workspace_is_a_library_calls_trailing_byte_buffer(shape, target, expected):
+    from hloscope.cost.library import workspace
+
+    call, _ = _call(shape, ["f32[3,5]", "f32[5,7]"], target)
+    assert workspace(call) == expected
