@@ -444,3 +444,34 @@ def test_logical_and_padded_bytes_of_a_padded_shape_in_another_space():
     s = parse_shape("f32[3,5]{1,0:T(8,128)S(1)}")  # 15 values in one (8,128) tile, in space 1
     assert logical_bytes(s) == 15 * 4
     assert padded_bytes(s) == 8 * 128 * 4  # (padded wherever it lives, not only in HBM)
+
+
+def test_a_fusion_that_updates_a_parameter_in_place_and_slices_it_reads_the_slice():
+    """HAND-WRITTEN: the fused computation writes a [2,128] update into its parameter (in
+    place: not read) and also takes a [4,128] slice of it: what the fusion reads of that
+    operand is the slice, 2 KiB, not its 32 KiB."""
+    from hloscope.cost.fused import fusion_traffic, param_reads
+
+    (m,) = parse("""HloModule m
+
+%fused (p: f32[64,128], u: f32[2,128]) -> (f32[64,128], f32[4,128]) {
+  %p = f32[64,128]{1,0} parameter(0)
+  %u = f32[2,128]{1,0} parameter(1)
+  %z = s32[] constant(0)
+  %d = f32[64,128]{1,0} dynamic-update-slice(%p, %u, %z, %z)
+  %s = f32[4,128]{1,0} slice(%p), slice={[0:4], [0:128]}
+  ROOT %t = (f32[64,128]{1,0}, f32[4,128]{1,0}) tuple(%d, %s)
+}
+
+ENTRY %e (a: f32[64,128], b: f32[2,128]) -> (f32[64,128], f32[4,128]) {
+  %a = f32[64,128]{1,0} parameter(0)
+  %b = f32[2,128]{1,0} parameter(1)
+  ROOT %f = (f32[64,128]{1,0}, f32[4,128]{1,0}) fusion(%a, %b), kind=kLoop, calls=%fused
+}
+""")
+    fused = m.by_name["fused"]
+    assert [str(s) for s in param_reads(m, fused, "p")] == ["f32[4,128]"]
+    f = m.entry.root
+    reads, written = fusion_traffic(m, f, [m.entry.by_name["a"].shape, m.entry.by_name["b"].shape])
+    assert [s.logical_bytes for s in reads] == [4 * 128 * 4, 2 * 128 * 4]
+    assert [s.logical_bytes for s in written] == [2 * 128 * 4, 4 * 128 * 4]  # the update; the slice
