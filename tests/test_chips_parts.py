@@ -44,6 +44,9 @@ def test_an_unknown_name_says_which_are_known():
         get_chip("tpu-v99")
     msg = str(e.value)
     assert "unknown chip 'tpu-v99'" in msg and "tpu-v5e" in msg and "h100" in msg and "--chip-file" in msg
+    from hloscope.cost.chips import chips
+
+    assert f"known: {', '.join(sorted(chips()))} (" in msg  # every key, in order, each once
 
 
 def test_derived_figures_of_a_row():
@@ -84,7 +87,7 @@ def test_chip_files(tmp_path):
     assert get_chip(str(one)).key == "lab-gpu"  # (a file of one chip names it)
     two = tmp_path / "two.toml"
     two.write_text(one.read_text().replace("lab-gpu", "a") + one.read_text().replace("lab-gpu", "b"))
-    with pytest.raises(KeyError, match="holds 2 chips"):
+    with pytest.raises(KeyError, match=r"holds 2 chips \(a, b\)"):
         get_chip(str(two))
     with pytest.raises(ChipFileError, match="cannot read chip file"):
         load_chip_file(tmp_path / "missing.toml")

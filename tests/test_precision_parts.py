@@ -68,3 +68,25 @@ def test_peaks_fall_back_where_a_chip_has_no_such_unit():
     v4 = get_chip("v4")  # (no int8 or fp8 rate of its own: bf16's)
     assert peak_for(v4, "int8") == v4.peak_bf16_flops
     assert peak_for(v4, "fp8") == v4.peak_bf16_flops
+
+
+def test_a_chips_own_f64_rate_is_its_f64_peak():
+    """(the H100's f64 and f32 peaks are both 67 TFLOP/s: a chip whose f64 rate differs tells
+    them apart) A chip file's f64 rate is used for f64 matmuls; without one, its f32 rate."""
+    from dataclasses import replace
+
+    h100 = get_chip("h100")
+    slow = replace(h100, peak_f64_flops=34e12)
+    assert peak_for(slow, "f64") == 34e12 and matmul_peak(slow, ("f64", "f64")) == 34e12
+    assert peak_for(replace(h100, peak_f64_flops=None), "f64") == h100.peak_f32_flops
+
+
+def test_an_algorithm_sets_the_peak_whatever_the_types():
+    """XLA's algorithm presets (DotAlgorithmPreset): on a TPU, BF16_BF16_F32_X3 is three bf16
+    passes; on an H100, TF32_TF32_F32 runs at the TF32 rate, though the operands are f32 and
+    the precision DEFAULT would say the same."""
+    v5e, h100 = get_chip("v5e"), get_chip("h100")
+    assert matmul_peak(v5e, ("f32", "f32"), "default", "dot_bf16_bf16_f32_x3") == v5e.peak_bf16_flops / 3
+    assert matmul_peak(v5e, ("f32", "f32"), "default") == v5e.peak_bf16_flops
+    assert matmul_peak(h100, ("f32", "f32"), "highest", "dot_tf32_tf32_f32") == 494.5e12
+    assert matmul_peak(h100, ("f32", "f32"), "highest") == 67e12
