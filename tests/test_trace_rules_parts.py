@@ -549,3 +549,34 @@ ENTRY e {
     assert f.instruction == "d"
     start = _stats(m, "s", 5e-6, category="collective", opcode="async-start")
     assert _check("T003", m, _index(m, start), chip=get_chip("v5p")) == []
+
+
+def test_t004_tells_a_slice_and_the_loops_computations():
+    """HAND-WRITTEN: a dynamic slice bare and fused, a fused copy, a call whose computation
+    slices (a call is no fusion: not a slice of its own), inside and outside a 4-trip loop."""
+    from conftest import counted_loop
+
+    from hloscope.parser import parse
+    from hloscope.rules.t004_hot_copy import _slices, loop_computations
+
+    (m,) = parse("HloModule m, is_scheduled=true\n\n%ds (a: f32[8,128]) -> f32[1,128] {\n"
+                 "  %a = f32[8,128]{1,0} parameter(0)\n  %z = s32[] constant(0)\n"
+                 "  ROOT %s = f32[1,128]{1,0} dynamic-slice(%a, %z, %z), dynamic_slice_sizes={1,128}\n}\n\n"
+                 "%cp (a: f32[8,128]) -> f32[8,128] {\n  %a = f32[8,128]{1,0} parameter(0)\n"
+                 "  ROOT %c = f32[8,128]{0,1} copy(%a)\n}\n\n"
+                 + counted_loop("f32[8,128]{1,0}", "%y = f32[8,128]{0,1} fusion(%x), kind=kLoop, calls=%cp", 4)
+                 + """
+ENTRY %e (p: f32[8,128]) -> (s32[], f32[8,128]) {
+  %p = f32[8,128]{1,0} parameter(0)
+  %z = s32[] constant(0)
+  %bare = f32[1,128]{1,0} dynamic-slice(%p, %z, %z), dynamic_slice_sizes={1,128}
+  %fused = f32[1,128]{1,0} fusion(%p), kind=kLoop, calls=%ds
+  %called = f32[1,128]{1,0} call(%p), to_apply=%ds
+  %t = (s32[], f32[8,128]{1,0}) tuple(%z, %p)
+  ROOT %w = (s32[], f32[8,128]{1,0}) while(%t), condition=%cond, body=%body
+}
+""")
+    entry = m.entry.by_name
+    assert [_slices(entry[n], m) for n in ("bare", "fused", "called", "p")] == [True, True, False, False]
+    assert not _slices(m.by_name["body"].by_name["y"], m)  # a fused copy
+    assert loop_computations(m) == {"body", "cond", "cp"}
