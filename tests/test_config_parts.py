@@ -85,6 +85,10 @@ def test_a_baseline_keeps_only_new_findings(tmp_path):
     data = json.loads(path.read_text())
     assert data == {"version": VERSION, "findings": [{"code": "H001", "fingerprint": "fp-a"},
                                                        {"code": "H002", "fingerprint": "fp-b"}]}
+    # committed beside the code, it is reviewed as a diff: one finding to a line, so that a
+    # finding fixed or accepted is one line removed or added
+    assert [line.strip() for line in path.read_text().splitlines() if "fp-" in line] == [
+        '"fingerprint": "fp-a"', '"fingerprint": "fp-b"']
     known = read_baseline(path)
     new = _finding("H001", "fp-c", ("H001", "m", "c", "z"))
     kept, dropped = apply_baseline(old + [new], known)
