@@ -600,3 +600,35 @@ def test_a_suppression_on_the_first_or_last_line_holds_and_no_line_is_no_line():
     assert not _suppressed(at(3), lines)  # ("H002 H001" is one name, not a list)
     assert _suppressed(at(4), lines) and _suppressed(at(4, "H003"), lines)
     assert not _suppressed(at(0), lines) and not _suppressed(at(5), lines)
+
+
+def test_the_engine_judges_against_the_chip_a_module_records_and_only_informs_against_a_guess(tmp_path):
+    """H012 on a module whose peak (15.3 GiB) is within 5% of a v5e's 16 GiB: with `hloscope
+    compile`'s record beside it naming the v5e, the verdict is a warning; read where nothing
+    states the chip, the v5e is a guess and the finding only informs (and says so)."""
+    import json
+    import shutil
+
+    from conftest import make_rule
+
+    src = FIXTURES / "rules" / "H012" / "near_full_v5e.hlo.txt"
+    recorded = tmp_path / "recorded"
+    recorded.mkdir()
+    shutil.copy(src, recorded / src.name)
+    (recorded / "hloscope.json").write_text(json.dumps({"chip": "v5e", "topology": "v5e:1x1"}))
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(src, bare / src.name)
+    (judged,) = run(load(recorded / src.name), [make_rule("H012")]).findings
+    (guessed,) = run(load(bare / src.name), [make_rule("H012")]).findings
+    assert judged.severity is Severity.WARNING and judged.message.endswith("; under 5% headroom")
+    assert "assumed" not in judged.message
+    assert guessed.severity is Severity.INFO and "of an assumed TPU v5e" in guessed.message
+
+
+def test_an_operand_past_the_last_is_none():
+    (m,) = load(COPY)
+    ctx = RuleContext(m, None)
+    copy = next(i for i in m.instructions() if i.opcode == "copy")
+    assert ctx.operand(copy, 0).name == copy.operands[0]
+    assert ctx.operand(copy, 1) is None and ctx.operand(copy, 2) is None
