@@ -260,6 +260,13 @@ def test_flops_equal_xla_cost_analysis(name):
     root = ops[0] if ops[-1].opcode.endswith("-done") else ops[-1]
     c = model.compute(root)
     assert (c.flops, c.transcendentals) == (xla.get("flops", 0.0), xla.get("transcendentals", 0.0))
+    if name not in _BYTES_APART:
+        assert total.bytes_read + total.bytes_written == xla["bytes accessed"]
+
+
+# Where the bytes are not XLA's, and why: an async wrapper's own bookkeeping (XLA counts the
+# start's operand and result tuples besides the work it wraps; the model counts the work)
+_BYTES_APART = {"async_call", "async_start", "reduce_scatter_async"}
 
 
 def test_the_ops_chosen_are_worth_a_count():
@@ -303,7 +310,36 @@ def test_a_while_whose_trips_are_unknown_counts_once_and_says_so():
     model = CostModel(m)
     c = model.compute(m.entry.root)
     assert (c.flops, c.transcendentals) == (2.0, 64.0) and c.unknown_trip_counts == ["w"]
-    assert model.module_cost().unknown_trip_counts == ["w"]
+    total = model.module_cost()
+    assert total.unknown_trip_counts == ["w"] and (total.flops, total.transcendentals) == (2.0, 64.0)
+
+
+def test_a_conditional_in_a_loop_costs_its_costliest_branch_each_trip():
+    """HAND-WRITTEN: a 3-trip loop whose body runs a conditional of an exp branch (64
+    transcendentals) and an add branch (64 FLOPs): each trip counts the most of each, and
+    the counter's add and compare."""
+    branches = """%t (x: f32[64]) -> f32[64] {
+  %x = f32[64]{0} parameter(0)
+  ROOT %e = f32[64]{0} exponential(%x)
+}
+
+%f (x: f32[64]) -> f32[64] {
+  %x = f32[64]{0} parameter(0)
+  ROOT %a = f32[64]{0} add(%x, %x)
+}
+
+"""
+    step = "%c = pred[] compare(%i, %one), direction=LT\n  %y = f32[64]{0} conditional(%c, %x, %x), " \
+           "true_computation=%t, false_computation=%f"
+    text = _loop(3).replace("HloModule m\n\n", "HloModule m\n\n" + branches).replace(
+        "%y = f32[64]{0} exponential(%x)", step)
+    m = _module(text)
+    total = CostModel(m).module_cost()
+    # per trip: the branches' most (64 FLOPs, 64 transcendentals), the counter's add, the
+    # body's compare and the condition's
+    assert (total.flops, total.transcendentals) == (3 * (64 + 3), 3 * 64)
+    xla = xla_cost_analysis(text)  # (one trip, as XLA counts a while)
+    assert (xla["flops"], xla["transcendentals"]) == (64 + 3, 64)
 
 
 def test_an_async_kernel_start_costs_its_kernels_estimate_and_its_done_nothing():

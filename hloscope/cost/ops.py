@@ -277,7 +277,8 @@ class CostModel:
         """Bytes read and written by one top-level instruction.
 
         Slicing ops read only what they produce; dynamic-update-slice reads and
-        writes only its update (the buffer is updated in place); a fusion reads,
+        writes only its update (the buffer is updated in place), a scatter its indices, its
+        updates and the old values where they go; a fusion reads,
         of each operand, only what its fused slices take of it.
         """
         return self._memory_into(Cost(), instr)
@@ -297,7 +298,11 @@ class CostModel:
         elif op == "dynamic-update-slice" and len(shapes) > 1:
             reads, written = shapes[1:], [shapes[1]]
         elif op == "scatter" and len(shapes) >= 3:
-            reads, written = shapes[1:], [shapes[-1]]
+            # (operands..., indices, updates...): as XLA counts it, the indices and the updates
+            # read, and at each position updated the old value read and the new one written
+            n = max(1, (len(shapes) - 1) // 2)
+            updates = shapes[n + 1:]
+            reads, written = [shapes[n], *updates, *updates], list(updates)
         elif op in ("copy-start", "collective-permute-start", "all-gather-start"):
             # the result tuple carries the operand(s) beside what is written: the
             # destination, the contexts
