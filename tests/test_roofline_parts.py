@@ -177,3 +177,23 @@ ENTRY %e (a: f32[128,256], b: f32[256,128]) -> f32[128,128] {
     assert row.flops == 2 * 128 * 256 * 128 and row.bytes == 4 * (2 * 128 * 256 + 128 * 128)
     assert row.intensity == row.flops / row.bytes
     assert row.bound == ("compute" if row.t_compute >= row.t_memory else "memory")
+
+
+def test_a_dots_algorithm_sets_its_rate():
+    """HAND-WRITTEN: the same f32 dot with XLA's BF16_BF16_F32_X3 algorithm (three bf16 MXU
+    passes, v5e's 197 TFLOP/s over 3) and without (DEFAULT: one pass); XLA's parser takes both."""
+    from oracle import xla_cost_analysis
+
+    base = """HloModule d
+
+ENTRY %e (a: f32[128,256], b: f32[256,128]) -> f32[128,128] {
+  %a = f32[128,256]{1,0} parameter(0)
+  %b = f32[256,128]{1,0} parameter(1)
+  ROOT %c = f32[128,128]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}SUFFIX
+}
+"""
+    for suffix, peak in ((", algorithm=dot_bf16_bf16_f32_x3", V5E.peak_bf16_flops / 3), ("", V5E.peak_bf16_flops)):
+        text = base.replace("SUFFIX", suffix)
+        xla_cost_analysis(text)  # (parses)
+        (m,) = parse(text)
+        assert compute_peak(CostModel(m), V5E, m.entry.root) == peak

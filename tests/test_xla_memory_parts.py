@@ -141,3 +141,19 @@ def test_analysis_beside_takes_nothing_it_cannot_vouch_for(tmp_path, record, fig
 def test_analysis_beside_a_module_read_from_a_string(tmp_path):
     _compiled(tmp_path, {"module": "jit_f"}, {"temp_size_in_bytes": 1})
     assert analysis_beside(tmp_path / "absent.txt", "jit_f") is None
+
+
+def test_a_report_with_a_byte_that_is_not_utf8_is_still_read(tmp_path):
+    """(an op_name or path in a comment line may hold any bytes: the report is read, the byte
+    replaced, not refused)"""
+    path = tmp_path / f"m.after_optimizations{xla_memory.SUFFIXES['buffer_assignment']}"
+    path.write_bytes(b"BufferAssignment: // \xff\xfe op\nallocation 0: size 4, constant:\n")
+    assert xla_memory.read([path]).spaces[0].constants == 4
+
+
+def test_a_live_range_error_names_its_file(tmp_path):
+    path = tmp_path / f"m.after_optimizations{xla_memory.SUFFIXES['live_range']}"
+    path.write_text("BufferAssignment:\n")
+    with pytest.raises(ReportError) as e:
+        xla_memory.read([path])
+    assert str(e.value).startswith(f"{path}:1:1: ")
