@@ -123,6 +123,14 @@ MUTANTS = [
     Mutant("overlap-not-capped", "hloscope/sharding/step.py",
            "hidden = min(seconds, overlap)", "hidden = overlap",
            ("tests/test_step.py",)),
+    # the classes the XLA-oracle tests of the fourteenth stop found (tests/test_compute_parts.py)
+    Mutant("combined-all-reduce-first-operand", "hloscope/cost/ops.py",
+           "else max(1, len(shapes))\n", "else 1\n",
+           ("tests/test_compute_parts.py",)),
+    Mutant("scatter-reads-whole-operands", "hloscope/cost/ops.py",
+           "reads, written = [shapes[n], *updates, *updates], list(updates)",
+           "reads, written = shapes[1:], [shapes[-1]]",
+           ("tests/test_compute_parts.py",)),
 ]
 
 
