@@ -43,7 +43,7 @@ class LargeAllGather(ModuleRule):
             yield self.finding(
                 ctx, collective_instruction(ctx, c),
                 f"%{c.instruction} gathers {human_bytes(c.result_bytes)} ({what}) onto every one "
-                f"of {c.group_size} devices over axis {c.axis}{ici_time(c, ctx)}",
+                f"of {c.group_size} devices over axis {c.axis}{ici_time(c)}",
                 evidence={"result_bytes": c.result_bytes, "shard_bytes": c.bytes,
                           "group_size": c.group_size, "axis": c.axis, "sources": c.sources},
                 cost=cost,
@@ -59,7 +59,7 @@ class LargeAllGather(ModuleRule):
             ctx, collective_instruction(ctx, c),
             f"%{c.instruction} gathers {human_bytes(c.result_bytes)} ({c.global_shape}), one of "
             f"{count} same-shaped gathers over axis {c.axis}: per-layer (FSDP) gathering"
-            f"{ici_time(c, ctx)}" + ("" if c.is_async else "; synchronous"),
+            f"{ici_time(c)}" + ("" if c.is_async else "; synchronous"),
             evidence={"result_bytes": c.result_bytes, "shard_bytes": c.bytes, "per_layer": count,
                       "group_size": c.group_size, "axis": c.axis, "async": c.is_async},
             cost={"bytes_wasted": 0.0},

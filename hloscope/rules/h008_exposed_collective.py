@@ -38,7 +38,7 @@ class ExposedCollective(ModuleRule):
             yield self.finding(
                 ctx, collective_instruction(ctx, c),
                 f"%{c.instruction} ({c.opcode}, {human_bytes(c.moved_bytes)} moved per device "
-                f"over {c.axis}) {how}{ici_time(c, ctx)}",
+                f"over {c.axis}) {how}{ici_time(c)}",
                 evidence={"opcode": c.opcode, "async": c.is_async, "moved_bytes": c.moved_bytes,
                           "axis": c.axis, "overlap_instructions": c.overlap_instructions},
                 cost=cost,

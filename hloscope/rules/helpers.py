@@ -141,7 +141,7 @@ def collective_instruction(ctx: RuleContext, c) -> Instruction:
     return ctx.module[c.computation][c.instruction]
 
 
-def ici_time(c, ctx: RuleContext | None = None) -> str:
+def ici_time(c) -> str:
     """", ~5.83 us on ICI" (NVLink, Infinity Fabric or the network on a GPU module)."""
     word = getattr(c, "links", "") or "the links"
     return f", ~{human_seconds(c.est_seconds)} on {word}" if c.est_seconds else ""
