@@ -21,6 +21,17 @@ ADD = """add {
   ROOT s = f32[] add(a, b)
 }
 """
+CMP = """cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+"""
+G = """g {
+  x = f32[16] parameter(0)
+  ROOT e = f32[16] exponential(x)
+}
+"""
 ARGMAX = """argmax {
   a = f32[] parameter(0)
   ai = s32[] parameter(1)
@@ -73,24 +84,6 @@ CASES = {
   u = f32[10,8] parameter(2)
   ROOT s = f32[64,8] scatter(p, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
 }""",
- "sort": """cmp {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT lt = pred[] compare(a, b), direction=LT
-}
-ENTRY main {
-  p = f32[1000] parameter(0)
-  ROOT s = f32[1000] sort(p), dimensions={0}, to_apply=cmp
-}""",
- "sort1": """cmp {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT lt = pred[] compare(a, b), direction=LT
-}
-ENTRY main {
-  p = f32[1] parameter(0)
-  ROOT s = f32[1] sort(p), dimensions={0}, to_apply=cmp
-}""",
  "sort_kv": """cmp {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -122,11 +115,7 @@ ENTRY main {
   x = f32[16] parameter(1)
   ROOT r = f32[16] conditional(c, x, x), true_computation=t, false_computation=f
 }""",
- "call": """g {
-  x = f32[16] parameter(0)
-  ROOT e = f32[16] exponential(x)
-}
-ENTRY main {
+ "call": G + """ENTRY main {
   x = f32[16] parameter(0)
   ROOT r = f32[16] call(x), to_apply=g
 }""",
@@ -153,24 +142,6 @@ ENTRY main {
   v = f32[10,8] parameter(4)
   ROOT s = (f32[64,8], f32[64,8]) scatter(p, q, i, u, v), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add2
 }""",
- "sort2": """cmp {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT lt = pred[] compare(a, b), direction=LT
-}
-ENTRY main {
-  p = f32[2] parameter(0)
-  ROOT s = f32[2] sort(p), dimensions={0}, to_apply=cmp
-}""",
- "sort3": """cmp {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT lt = pred[] compare(a, b), direction=LT
-}
-ENTRY main {
-  p = f32[3] parameter(0)
-  ROOT s = f32[3] sort(p), dimensions={0}, to_apply=cmp
-}""",
  "rw1": ADD + """ENTRY main {
   p = f32[16,16] parameter(0)
   z = f32[] constant(0)
@@ -185,25 +156,21 @@ ENTRY main {
   s = f32[128] all-reduce-start(p), replica_groups={}, to_apply=add
   ROOT d = f32[128] all-reduce-done(s)
 }""",
- "async_call": """g {
-  x = f32[16] parameter(0)
-  ROOT e = f32[16] exponential(x)
-}
-ENTRY main {
+ "async_call": G + """ENTRY main {
   x = f32[16] parameter(0)
   s = ((f32[16]), f32[16], s32[]) call-start(x), to_apply=g
   ROOT d = f32[16] call-done(s)
 }""",
- "async_start": """g {
-  x = f32[16] parameter(0)
-  ROOT e = f32[16] exponential(x)
-}
-ENTRY main {
+ "async_start": G + """ENTRY main {
   x = f32[16] parameter(0)
   s = ((f32[16]), f32[16], s32[]) async-start(x), calls=g
   ROOT d = f32[16] async-done(s)
 }""",
 })
+CASES.update({f"sort_of_{n}": CMP + f"""ENTRY main {{
+  p = f32[{n}] parameter(0)
+  ROOT s = f32[{n}] sort(p), dimensions={{0}}, to_apply=cmp
+}}""" for n in (1, 2, 3, 1000)})  # (n log2 n comparisons; none for one element)
 CASES["all_reduce_combined"] = ADD + """ENTRY main {
   p = f32[128] parameter(0)
   q = f32[64,2] parameter(1)
