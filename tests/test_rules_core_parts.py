@@ -632,3 +632,29 @@ def test_an_operand_past_the_last_is_none():
     copy = next(i for i in m.instructions() if i.opcode == "copy")
     assert ctx.operand(copy, 0).name == copy.operands[0]
     assert ctx.operand(copy, 1) is None and ctx.operand(copy, 2) is None
+
+
+def test_the_stage_given_to_the_engine_is_the_one_the_rules_see():
+    """`lint --stage before_optimizations` on a scheduled dump: H008 reads the stage it is
+    given, and says the collectives are not scheduled yet, naming that stage."""
+    from conftest import make_rule
+
+    (m,) = load(FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt")
+    found = run([m], [make_rule("H008")], stage="before_optimizations").findings
+    assert found and all(f.evidence.get("stage") == "before_optimizations" for f in found)
+    assert all("before_optimizations module: its" in f.message for f in found)
+
+
+def test_the_assumed_chip_is_noted_once_for_modules_that_share_it(tmp_path):
+    import shutil
+
+    from conftest import make_rule
+
+    src = FIXTURES / "rules" / "H012" / "near_full_v5e.hlo.txt"
+    for k in (1, 2):
+        (tmp_path / str(k)).mkdir()
+        shutil.copy(src, tmp_path / str(k) / src.name)
+    modules = [*load(tmp_path / "1" / src.name), *load(tmp_path / "2" / src.name)]
+    notes = run(modules, [make_rule("H012")]).notes
+    assumed = [n for n in notes if n.startswith("chip assumed: TPU v5e")]
+    assert len(assumed) == 1 and "" not in notes
