@@ -123,6 +123,8 @@ def test_passes_come_forward_backward_other():
     assert [(g["key"], g["seconds"]) for g in b["groups"]] == [("forward", 1.0), ("backward", 2.0), ("other", 5.0)]
     assert [(g["forward_seconds"], g["backward_seconds"]) for g in b["groups"]] == [(1.0, 0.0), (0.0, 2.0),
                                                                                   (0.0, 0.0)]
+    twice = group(rows + [_row("jit(f)/jvp(a)/y", seconds=0.5)], "scope")["groups"]
+    assert {g["key"]: g["forward_seconds"] for g in twice}["a"] == 1.5  # (each forward op added)
     plain = group([_row("", seconds=1.0), _row("jit(f)/x/y", seconds=3.0)], "pass")
     assert [g["key"] for g in plain["groups"]] == ["forward", NO_OP_NAME]
 
