@@ -275,35 +275,33 @@ def run(package: str, mutmut: list[str], keep: bool = False) -> dict:
 
 
 def again(package: str, mutmut: list[str], only: list[str] = (), minutes: float | None = None) -> dict:
-    """A kept run's survivors run again against the working tree's tests as they are now (the
-    tests written from those survivors), in the kept copy: the sources and every other
-    mutant's result stand, mutmut collects the new tests' coverage and runs only the
-    survivors (those matching `only`'s patterns, when given). Cheaper than a whole run where
-    most mutants were killed before. Stopped after `minutes`, the mutants it reached count
-    and the others keep their earlier result."""
+    """A kept run's survivors run again against the working tree's tests and sources as they
+    are now (the tests written from those survivors), in the kept copy: every other mutant's
+    result stands but a changed function's, mutmut collects the new tests' coverage and runs
+    only the survivors and the changed functions' mutants (those matching `only`'s patterns,
+    when given). Cheaper than a whole run where most mutants were killed before. Stopped
+    after `minutes`, the mutants it reached count and the others keep their earlier result."""
     previous = json.loads((OUT / f"{package}.json").read_text())
     work = Path(previous.get("kept") or _newest_kept(package))
     repo = work / "repo"
     if not (repo / "mutants").is_dir():
         raise SystemExit(f"{package}: no kept copy (run it with --keep first)")
-    tests = PACKAGES[package][1]
-    shutil.rmtree(repo / "tests")
-    shutil.copytree(ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-    with open(repo / "tests" / "conftest.py", "a", encoding="utf-8") as f:
-        f.write(_FRESH_CACHE)
-    pyproject = (repo / "pyproject.toml").read_text(encoding="utf-8")
-    pyproject = re.sub(r"(?m)^pytest_add_cli_args_test_selection = .*$",
-                       lambda _: f"pytest_add_cli_args_test_selection = {json.dumps(tests)}", pyproject)
-    (repo / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    sources, tests = PACKAGES[package]
     # survivors, mutants no test reached (the tests as they are now may reach them), and
     # those an earlier run stopped before (a changed function's, not yet run)
     survivors = sorted(n for n, s in _results(repo, mutmut).items()
                        if s in ("survived", "no tests", "not checked"))
     # the sources as they are now: mutmut makes the mutants of a changed file again and
     # forgets the verdicts of the functions whose code changed; all of those run again
-    changed = _changed_functions(repo, ROOT, PACKAGES[package][0])
-    _refresh(repo)
+    changed = _changed_functions(repo, ROOT, sources)
     survivors += [f"{name}__mutmut_*" for name in changed]
+    _refresh(repo)
+    with open(repo / "tests" / "conftest.py", "a", encoding="utf-8") as f:
+        f.write(_FRESH_CACHE)
+    pyproject = (repo / "pyproject.toml").read_text(encoding="utf-8")
+    pyproject = re.sub(r"(?m)^pytest_add_cli_args_test_selection = .*$",
+                       lambda _: f"pytest_add_cli_args_test_selection = {json.dumps(tests)}", pyproject)
+    (repo / "pyproject.toml").write_text(pyproject, encoding="utf-8")
     if only:
         survivors = [n for n in survivors if any(fnmatch.fnmatch(n, p) for p in only)]
     # a changed test selection makes mutmut reset every verdict; the others stand (a mutant
@@ -353,8 +351,8 @@ def _changed_functions(old_root: Path, new_root: Path, sources: list[str]) -> li
 
 
 def _refresh(repo: Path) -> None:
-    """The kept copy's package and data brought up to the working tree's."""
-    for name in ("hloscope", *_COPY):
+    """The kept copy's package, tests and data brought up to the working tree's."""
+    for name in ("hloscope", "tests", *_COPY):
         src = ROOT / name
         if not src.exists():
             continue
