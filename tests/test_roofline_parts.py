@@ -141,6 +141,17 @@ def test_where_a_custom_calls_cost_came_from():
     assert _cost_source(CostModel(m, kernel_costs={"n": object()}), neg) == ""  # not a custom call
 
 
+# HAND-WRITTEN: an f32 [128,256] x [256,128] dot; SUFFIX: attributes to add to it
+_DOT = """HloModule d
+
+ENTRY %e (a: f32[128,256], b: f32[256,128]) -> f32[128,128] {
+  %a = f32[128,256]{1,0} parameter(0)
+  %b = f32[256,128]{1,0} parameter(1)
+  ROOT %c = f32[128,128]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}SUFFIX
+}
+"""
+
+
 def test_a_rows_fields_are_its_costs_and_where_it_came_from():
     """HAND-WRITTEN: an exponential of a tiled [3,100] f32 (each 8x128 tile pads it to 8
     rows of 128: 4 KiB, not 1,200 B) with its source line, in a 5-trip loop."""
@@ -165,14 +176,7 @@ ENTRY %e (p: f32[3,100]) -> f32[3,100] {
     assert {r.times for r in once.rows} == {1} and once.totals.transcendentals == 300.0
     assert roofline(m, V5E).totals.transcendentals == 5 * 300.0
     # a dot's intensity: its FLOPs over its padded bytes
-    (d,) = parse("""HloModule d, is_scheduled=true
-
-ENTRY %e (a: f32[128,256], b: f32[256,128]) -> f32[128,128] {
-  %a = f32[128,256]{1,0} parameter(0)
-  %b = f32[256,128]{1,0} parameter(1)
-  ROOT %c = f32[128,128]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}
-""")
+    (d,) = parse(_DOT.replace("SUFFIX", ""))
     (row,) = roofline(d, V5E).rows
     assert row.flops == 2 * 128 * 256 * 128 and row.bytes == 4 * (2 * 128 * 256 + 128 * 128)
     assert row.intensity == row.flops / row.bytes
@@ -184,16 +188,8 @@ def test_a_dots_algorithm_sets_its_rate():
     passes, v5e's 197 TFLOP/s over 3) and without (DEFAULT: one pass); XLA's parser takes both."""
     from oracle import xla_cost_analysis
 
-    base = """HloModule d
-
-ENTRY %e (a: f32[128,256], b: f32[256,128]) -> f32[128,128] {
-  %a = f32[128,256]{1,0} parameter(0)
-  %b = f32[256,128]{1,0} parameter(1)
-  ROOT %c = f32[128,128]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}SUFFIX
-}
-"""
     for suffix, peak in ((", algorithm=dot_bf16_bf16_f32_x3", V5E.peak_bf16_flops / 3), ("", V5E.peak_bf16_flops)):
-        text = base.replace("SUFFIX", suffix)
+        text = _DOT.replace("SUFFIX", suffix)
         xla_cost_analysis(text)  # (parses)
         (m,) = parse(text)
         assert compute_peak(CostModel(m), V5E, m.entry.root) == peak
