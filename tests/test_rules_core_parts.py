@@ -602,25 +602,29 @@ def test_a_suppression_on_the_first_or_last_line_holds_and_no_line_is_no_line():
     assert not _suppressed(at(0), lines) and not _suppressed(at(5), lines)
 
 
+def _near_full_in(folder):
+    """H012's near-full v5e fixture copied into a folder of its own (nothing beside it but
+    what a test writes there): its path."""
+    import shutil
+
+    src = FIXTURES / "rules" / "H012" / "near_full_v5e.hlo.txt"
+    folder.mkdir()
+    shutil.copy(src, folder / src.name)
+    return folder / src.name
+
+
 def test_the_engine_judges_against_the_chip_a_module_records_and_only_informs_against_a_guess(tmp_path):
     """H012 on a module whose peak (15.3 GiB) is within 5% of a v5e's 16 GiB: with `hloscope
     compile`'s record beside it naming the v5e, the verdict is a warning; read where nothing
     states the chip, the v5e is a guess and the finding only informs (and says so)."""
     import json
-    import shutil
 
     from conftest import make_rule
 
-    src = FIXTURES / "rules" / "H012" / "near_full_v5e.hlo.txt"
-    recorded = tmp_path / "recorded"
-    recorded.mkdir()
-    shutil.copy(src, recorded / src.name)
-    (recorded / "hloscope.json").write_text(json.dumps({"chip": "v5e", "topology": "v5e:1x1"}))
-    bare = tmp_path / "bare"
-    bare.mkdir()
-    shutil.copy(src, bare / src.name)
-    (judged,) = run(load(recorded / src.name), [make_rule("H012")]).findings
-    (guessed,) = run(load(bare / src.name), [make_rule("H012")]).findings
+    recorded = _near_full_in(tmp_path / "recorded")
+    (recorded.parent / "hloscope.json").write_text(json.dumps({"chip": "v5e", "topology": "v5e:1x1"}))
+    (judged,) = run(load(recorded), [make_rule("H012")]).findings
+    (guessed,) = run(load(_near_full_in(tmp_path / "bare")), [make_rule("H012")]).findings
     assert judged.severity is Severity.WARNING and judged.message.endswith("; under 5% headroom")
     assert "assumed" not in judged.message
     assert guessed.severity is Severity.INFO and "of an assumed TPU v5e" in guessed.message
@@ -646,15 +650,9 @@ def test_the_stage_given_to_the_engine_is_the_one_the_rules_see():
 
 
 def test_the_assumed_chip_is_noted_once_for_modules_that_share_it(tmp_path):
-    import shutil
-
     from conftest import make_rule
 
-    src = FIXTURES / "rules" / "H012" / "near_full_v5e.hlo.txt"
-    for k in (1, 2):
-        (tmp_path / str(k)).mkdir()
-        shutil.copy(src, tmp_path / str(k) / src.name)
-    modules = [*load(tmp_path / "1" / src.name), *load(tmp_path / "2" / src.name)]
+    modules = [m for k in (1, 2) for m in load(_near_full_in(tmp_path / str(k)))]
     notes = run(modules, [make_rule("H012")]).notes
     assumed = [n for n in notes if n.startswith("chip assumed: TPU v5e")]
     assert len(assumed) == 1 and "" not in notes
