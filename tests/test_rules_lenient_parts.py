@@ -70,6 +70,33 @@ ENTRY e {
   ROOT t = (f32[2048,1024], f32[2048,1024], f32[1024,1024]) tuple(ag, agd, cp)
 }
 ''',
+"fusion_arity_off": '''HloModule m
+
+three {
+  q0 = f32[128,128] parameter(0)
+  q1 = f32[128,128] parameter(1)
+  q2 = f32[128,128] parameter(2)
+  ROOT m = f32[128,128] multiply(q0, q1)
+}
+
+one {
+  q0 = f32[128,128] parameter(0)
+  w = f32[128,128] constant({...})
+  ROOT d = f32[128,128] dot(q0, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+
+ENTRY e {
+  p = f32[128,128] parameter(0)
+  w = f32[128,128] parameter(1)
+  v = f32[128,128] parameter(2)
+  a = f32[128,128] dot(p, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b = f32[128,128] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  g = f32[128,128] fusion(a, b), kind=kLoop, calls=three
+  f1 = f32[128,128] fusion(w, p), kind=kOutput, calls=one
+  f2 = f32[128,128] fusion(v, p), kind=kOutput, calls=one
+  ROOT t = (f32[128,128], f32[128,128], f32[128,128]) tuple(g, f1, f2)
+}
+''',
 "while_odd": '''HloModule m
 
 cond {
@@ -111,8 +138,8 @@ def test_every_rule_and_analysis_runs_on_a_lenient_module(name, chip):
         analyze(m, chip or get_chip("v5p"))
 
 
-def _codes(name: str) -> set[str]:
-    return {f.code for f in run(parse(CASES[name], name), [r() for r in load_rules().values()],
+def _codes(name: str, text: str | None = None) -> set[str]:
+    return {f.code for f in run(parse(text or CASES[name], name), [r() for r in load_rules().values()],
                                 chip=get_chip("v5p")).findings}
 
 
@@ -121,6 +148,16 @@ def test_a_fusion_with_no_called_computation_is_not_a_matmul_nor_a_gate():
     # printed: nothing says it is a gate, so the pair is reported (H004); the copy of the
     # fusion's result is a copy with nothing to say why (H001)
     assert {"H004", "H001"} <= _codes("fusion_without_calls")
+
+
+def test_a_fusion_with_more_parameters_or_operands_than_the_other_is_judged_by_what_it_has():
+    # g's body has a third parameter with no operand to bind it to; a and b still meet there
+    # (a gate: not reported). f1 and f2 read p as an operand that no parameter takes: p
+    # reaches no matmul through them, so they are no pair either
+    assert "H004" not in _codes("fusion_arity_off")
+    # (where they do not meet there, the pair is reported)
+    no_gate = CASES["fusion_arity_off"].replace("multiply(q0, q1)", "negate(q0)")
+    assert "H004" in _codes("fusion_arity_off", no_gate)
 
 
 def test_collective_starts_without_groups_are_still_collectives():

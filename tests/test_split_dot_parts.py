@@ -307,3 +307,163 @@ def test_the_help_says_how_to_stack_and_what_not_to_do():
         "saves memory traffic; the time on the MXU barely moves (see the rule's doc for XLA's "
         "own figures).")  # (a module that shows no platform is costed on the assumed TPU)
     assert f.message.endswith("the stacked weights would read %x once")
+
+
+def _gate_nested(levels: int, inner: str) -> str:
+    """HAND-WRITTEN minimal module: a = x @ w1 and b = x @ w2 read by one fusion, nested
+    `levels` deep, whose innermost computation combines them with `inner`."""
+    comps = [f"n0 {{\n  p0 = f32[64,16]{{1,0}} parameter(0)\n  p1 = f32[64,16]{{1,0}} parameter(1)\n"
+             f"  ROOT r = f32[64,16]{{1,0}} {inner}\n}}\n"]
+    for k in range(1, levels):
+        comps.append(f"n{k} {{\n  p0 = f32[64,16]{{1,0}} parameter(0)\n  p1 = f32[64,16]{{1,0}} parameter(1)\n"
+                     f"  ROOT r = f32[64,16]{{1,0}} fusion(p0, p1), kind=kLoop, calls=n{k - 1}\n}}\n")
+    return ("HloModule m\n" + "".join(comps) + "ENTRY e {\n" + _PAIR
+            + f"  ROOT g = f32[64,16]{{1,0}} fusion(a, b), kind=kLoop, calls=n{levels - 1}\n}}\n")
+
+
+@pytest.mark.parametrize("levels", [1, 3, 6])
+def test_a_gate_is_found_however_deep_the_fusions_nest(levels):
+    """a * b computed in the innermost of `levels` nested fusions is a gate at any depth; a
+    dot of a and b^T there (attention's scores) is none, and the pair is reported."""
+    assert _groups(_gate_nested(levels, "multiply(p0, p1)")) == []
+    scores = "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={1}"
+    assert _groups(_gate_nested(levels, scores).replace(
+        "ROOT r = f32[64,16]{1,0} dot", "ROOT r = f32[64,64]{1,0} dot")
+        .replace("f32[64,16]{1,0} fusion(p0, p1)", "f32[64,64]{1,0} fusion(p0, p1)")
+        .replace("ROOT g = f32[64,16]{1,0}", "ROOT g = f32[64,64]{1,0}")) == [("x", ["a", "b"])]
+
+
+def _silu_through(nested: str) -> str:
+    """HAND-WRITTEN minimal module: silu(a) * b, silu computed by a fusion whose body holds
+    the fusion `nested` calls."""
+    return GATE_FUSION.replace(
+        "silu {{\n", "").replace(
+        "silu {\n  p = f32[64,16]{1,0} parameter(0)\n  ROOT s = f32[64,16]{1,0} logistic(p)\n}\n",
+        "inner {\n  q = f32[64,16]{1,0} parameter(0)\n  v = f32[16,16]{1,0} parameter(1)\n"
+        f"  ROOT s = f32[64,16]{{1,0}} {nested}\n}}\n"
+        "silu {\n  p = f32[64,16]{1,0} parameter(0)\n  c = f32[16,16]{1,0} constant({...})\n"
+        "  ROOT s = f32[64,16]{1,0} fusion(p, c), kind=kLoop, calls=inner\n}\n")
+
+
+def test_a_fusion_carries_unless_a_matmul_is_inside_it_at_any_depth():
+    """silu(a) * b where silu's fusion nests another fusion: a gate when the nested one only
+    applies the logistic; (a @ v) * b is none when the nested one multiplies a by a matrix."""
+    assert _groups(_silu_through("logistic(q)")) == []
+    dot = "dot(q, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+    assert _groups(_silu_through(dot)) == [("x", ["a", "b"])]
+
+
+# x [32,32] shared three ways: a = x @ w1 and b = x @ (w2 + a) (b reads a's result: the
+# next layer's, dropped, which leaves a alone), then c = x @ y1 and d = x @ y2 by [32,8]
+FED_THEN_PAIR = """// HAND-WRITTEN minimal module
+HloModule m
+ENTRY e {
+  x = f32[32,32]{1,0} parameter(0)
+  w1 = f32[32,32]{1,0} parameter(1)
+  w2 = f32[32,32]{1,0} parameter(2)
+  y1 = f32[32,8]{1,0} parameter(3)
+  y2 = f32[32,8]{1,0} parameter(4)
+  a = f32[32,32]{1,0} dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  w2a = f32[32,32]{1,0} add(w2, a)
+  b = f32[32,32]{1,0} dot(x, w2a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[32,8]{1,0} dot(x, y1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d = f32[32,8]{1,0} dot(x, y2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[32,32]{1,0}, f32[32,8]{1,0}, f32[32,8]{1,0}) tuple(b, c, d)
+}
+"""
+
+
+def test_a_role_left_with_one_independent_matmul_does_not_end_the_operand():
+    """x's first role holds a and b, but b reads a's result (the next layer): one matmul
+    left, nothing to merge. Its second role, c and d by [32, 8] weights, is still judged."""
+    assert _groups(FED_THEN_PAIR) == [("x", ["c", "d"])]
+
+
+# f1 and f2 read x (f32, 8 KiB), s and t (bf16, 4 KiB each) and multiply them into their dots'
+# input; s is also the input of g1 and g2, direct dots by [32, 8] weights
+THREE_SHARED = """// HAND-WRITTEN minimal module
+HloModule m
+scaled {
+  p0 = f32[64,32]{1,0} parameter(0)
+  p1 = bf16[64,32]{1,0} parameter(1)
+  p2 = bf16[64,32]{1,0} parameter(2)
+  p3 = f32[32,16]{1,0} parameter(3)
+  c1 = f32[64,32]{1,0} convert(p1)
+  c2 = f32[64,32]{1,0} convert(p2)
+  m1 = f32[64,32]{1,0} multiply(p0, c1)
+  m2 = f32[64,32]{1,0} multiply(m1, c2)
+  ROOT d = f32[64,16]{1,0} dot(m2, p3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+ENTRY e {
+  x = f32[64,32]{1,0} parameter(0)
+  s = bf16[64,32]{1,0} parameter(1)
+  t = bf16[64,32]{1,0} parameter(2)
+  w1 = f32[32,16]{1,0} parameter(3)
+  w2 = f32[32,16]{1,0} parameter(4)
+  y1 = bf16[32,8]{1,0} parameter(5)
+  y2 = bf16[32,8]{1,0} parameter(6)
+  f1 = f32[64,16]{1,0} fusion(x, s, t, w1), kind=kOutput, calls=scaled
+  f2 = f32[64,16]{1,0} fusion(x, s, t, w2), kind=kOutput, calls=scaled
+  g1 = bf16[64,8]{1,0} dot(s, y1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  g2 = bf16[64,8]{1,0} dot(s, y2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (f32[64,16]{1,0}, f32[64,16]{1,0}, bf16[64,8]{1,0}, bf16[64,8]{1,0}) tuple(f1, f2, g1, g2)
+}
+"""
+
+
+def test_each_pair_is_reported_once_whichever_operand_reaches_it():
+    """f1 and f2 share x, s and t; g1 and g2 share s. Largest first: (f1, f2) through x, then
+    (g1, g2) through s after s's other role, the same f1 and f2, is passed over; t reaches
+    f1 and f2 again and adds nothing. The fused pair's contracting dims are its dot's lhs
+    ones ({1}), the direct pair's weights its own bf16 [32, 8]."""
+    found = _found(THREE_SHARED)
+    assert [(f.evidence["shared_operand"], f.evidence["matmuls"]) for f in found] == [
+        ("x", ["f1", "f2"]), ("s", ["g1", "g2"])]
+    assert [f.evidence["contracting"] for f in found] == ["{1}", "{1}"]
+    assert [f.evidence["weights"] for f in found] == ["f32[32,16]", "bf16[32,8]"]
+
+
+def test_a_convolution_without_labels_groups_with_none_named():
+    """dim_labels may be left out (XLA's parser takes the default layout then): two such
+    convolutions of x by same-shaped filters are grouped, with no labels to name."""
+    bare = CONV.replace(", dim_labels=b01f_01io->b01f", "")
+    found = _found(bare)
+    assert [(f.evidence["shared_operand"], f.evidence["matmuls"]) for f in found] == [("x", ["c1", "c2"])]
+    assert found[0].evidence["contracting"] == ""
+
+
+# two fusions multiply x by a weight built inside them: a bf16 vector broadcast to [32, 16]
+# (along dimension 1 in one, 0 in the other) and converted to f32
+BROADCAST_WEIGHTS = """// HAND-WRITTEN minimal module
+HloModule m
+rows {
+  p0 = f32[64,32]{1,0} parameter(0)
+  p1 = bf16[16]{0} parameter(1)
+  b = bf16[32,16]{1,0} broadcast(p1), dimensions={1}
+  c = f32[32,16]{1,0} convert(b)
+  ROOT d = f32[64,16]{1,0} dot(p0, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+cols {
+  p0 = f32[64,32]{1,0} parameter(0)
+  p1 = bf16[32]{0} parameter(1)
+  b = bf16[32,16]{1,0} broadcast(p1), dimensions={0}
+  c = f32[32,16]{1,0} convert(b)
+  ROOT d = f32[64,16]{1,0} dot(p0, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+ENTRY e {
+  x = f32[64,32]{1,0} parameter(0)
+  r1 = bf16[16]{0} parameter(1)
+  r2 = bf16[32]{0} parameter(2)
+  f1 = f32[64,16]{1,0} fusion(x, r1), kind=kOutput, calls=rows
+  f2 = f32[64,16]{1,0} fusion(x, r2), kind=kOutput, calls=cols
+  ROOT t = (f32[64,16]{1,0}, f32[64,16]{1,0}) tuple(f1, f2)
+}
+"""
+
+
+def test_a_weight_built_by_a_broadcast_is_judged_as_the_dot_reads_it():
+    """A broadcast does not carry a stored weight (it makes a new one): the weight is what
+    the dot reads, f32[32, 16] in both fusions, not the bf16 vectors behind it."""
+    found = _found(BROADCAST_WEIGHTS)
+    assert [(f.evidence["shared_operand"], f.evidence["weights"]) for f in found] == [
+        ("x", "f32[32,16]")]

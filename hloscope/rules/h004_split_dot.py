@@ -52,14 +52,10 @@ def _role(module, comp, user: Instruction, operand: str) -> tuple | None:
     not reach a matmul input keeping its elements. `user` is a matmul (two operands at least:
     the parser holds dot and convolution to that) or a fusion calling one (contains_matmul)."""
     if user.opcode in MATMUL:
-        if operand not in user.operands:
-            return None
         side = user.operands.index(operand)
-        other = comp.by_name.get(user.operands[1 - side])
-        return _dims(user, side) + (str(other.shape) if other is not None else "", _sums_rows(user, comp))
-    callee = module.by_name.get(user.called_computations[0])
-    if callee is None or operand not in user.operands:
-        return None
+        other = comp.by_name[user.operands[1 - side]]
+        return _dims(user, side) + (str(other.shape), _sums_rows(user, comp))
+    callee = module.by_name[user.called_computations[0]]
     number = user.operands.index(operand)
     param = next((i for i in callee.instructions if i.opcode == "parameter"
                   and i.parameter_number == number), None)
@@ -102,9 +98,8 @@ def _sums_rows(matmul: Instruction, comp) -> bool:
     if matmul.opcode != "dot":
         return False
     for side, key in enumerate(("lhs_contracting_dims", "rhs_contracting_dims")):
-        operand = comp.by_name.get(matmul.operands[side])
         dims = str(matmul.attrs.get(key, "")).strip("{}").split(",")
-        if operand is None or not operand.shape.is_array or str(operand.shape.rank - 1) in dims:
+        if str(comp.by_name[matmul.operands[side]].shape.rank - 1) in dims:
             return False
     return True
 
@@ -112,16 +107,11 @@ def _sums_rows(matmul: Instruction, comp) -> bool:
 def _traced_input(callee, name: str) -> str:
     """The shape of a fused matmul's other input: of the fusion parameter it comes from
     (through carrying ops: the weight as stored), else of the value inside the fusion."""
-    value = callee.by_name.get(name)
-    for _ in range(8):
-        carries = value is not None and (value.opcode in _CARRY or (
-            value.opcode == "fusion" and len(value.operands) == 1))
-        if not carries or not value.operands:
-            break
-        value = callee.by_name.get(value.operands[0])
-    if value is None or value.opcode != "parameter":
-        value = callee.by_name.get(name)
-    return str(value.shape) if value is not None else ""
+    value = callee.by_name[name]
+    while value.operands and (value.opcode in _CARRY or (
+            value.opcode == "fusion" and len(value.operands) == 1)):
+        value = callee.by_name[value.operands[0]]  # (operands come first: the walk ends)
+    return str((value if value.opcode == "parameter" else callee.by_name[name]).shape)
 
 
 def _gated(module, comp, members: list[Instruction]) -> bool:
@@ -131,14 +121,16 @@ def _gated(module, comp, members: list[Instruction]) -> bool:
     both halves out to split them, and XLA's own estimates make it slower (measured in the
     rule's doc), so such pairs are not reported. Results that meet in a matmul (attention's
     q and k) are not a gate."""
-    return _meet(module, comp, {m.name: m.name for m in members}, 0, through_fusions=True)
+    return _meet(module, comp, {m.name: m.name for m in members})
 
 
-def _meet(module, comp, origin: dict[str, str], depth: int, through_fusions: bool) -> bool:
+def _meet(module, comp, origin: dict[str, str]) -> bool:
     """Whether two of the values `origin` names (value -> the member it carries) reach one
     elementwise op of `comp`, in order, through ops that keep their elements (not through a
-    matmul), or meet inside a fusion that reads them; `through_fusions`: a fusion with no
-    matmul inside carries its operand too (silu(a) in a fusion of its own)."""
+    matmul), or meet inside a fusion that reads them; a fusion with no matmul inside, nested
+    fusions included, carries its operand too (silu(a) in a fusion of its own). Callees are
+    defined before their callers (the parser holds modules to that), so the walk into nested
+    fusions ends."""
     origin = dict(origin)
     for i in comp.instructions:  # (in order: operands come first)
         if i.name in origin:
@@ -147,32 +139,34 @@ def _meet(module, comp, origin: dict[str, str], depth: int, through_fusions: boo
         if not came or i.opcode in MATMUL:
             continue
         if len(came) >= 2:
-            if i.opcode in ELEMENTWISE or _meet_inside(module, i, origin, depth):
+            if i.opcode in ELEMENTWISE or _meet_inside(module, i, origin):
                 return True
         elif (i.opcode in _CARRY and i.shape.is_array) or (
-                through_fusions and i.opcode == "fusion" and not _has_matmul(module, i)):
+                i.opcode == "fusion" and not _has_matmul(module, i)):
             origin[i.name] = next(iter(came))
     return False
 
 
 def _has_matmul(module, fusion: Instruction) -> bool:
-    """Whether a fusion does more than carry its operand: a matmul or a nested fusion inside."""
-    callee = module.by_name.get(fusion.called_computations[0]) if fusion.called_computations else None
-    return callee is None or any(i.opcode in MATMUL or i.opcode == "fusion" for i in callee.instructions)
+    """Whether a fusion does more than carry its operand: a matmul inside, in a nested
+    fusion too (a fusion with no `calls=`, which the lenient parser takes, is not judged: it
+    does not carry)."""
+    if not fusion.called_computations:
+        return True
+    return any(i.opcode in MATMUL or (i.opcode == "fusion" and _has_matmul(module, i))
+               for i in module.by_name[fusion.called_computations[0]].instructions)
 
 
-def _meet_inside(module, fusion: Instruction, origin: dict[str, str], depth: int) -> bool:
+def _meet_inside(module, fusion: Instruction, origin: dict[str, str]) -> bool:
     """Inside a fusion reading several members: do two of them meet (_meet), in nested
     fusions too?"""
-    if fusion.opcode != "fusion" or not fusion.called_computations or depth > 4:
+    if fusion.opcode != "fusion" or not fusion.called_computations:
         return False
-    callee = module.by_name.get(fusion.called_computations[0])
-    if callee is None:
-        return False
+    callee = module.by_name[fusion.called_computations[0]]
     seeds = {p.name: origin[fusion.operands[p.parameter_number]] for p in callee.instructions
              if p.opcode == "parameter" and p.parameter_number < len(fusion.operands)
              and fusion.operands[p.parameter_number] in origin}
-    return _meet(module, callee, seeds, depth + 1, through_fusions=False)
+    return _meet(module, callee, seeds)
 
 
 def _backward(ctx: RuleContext, members: list[Instruction]) -> bool:
@@ -215,8 +209,8 @@ class SplitDot(ModuleRule):
             positions = {instr.name: k for k, instr in enumerate(comp.instructions)}
             # the largest shared operand first: the activation, not a norm statistic
             for operand, users in sorted(groups.items(), key=lambda kv: -_size(comp, kv[0])):
-                src = comp.by_name.get(operand)
-                if src is None or not src.shape.is_array or src.shape.rank < 2:
+                src = comp.by_name[operand]
+                if src.shape.rank < 2:  # (a vector or scalar: no projection; a tuple has no dims)
                     continue
                 if len(users) < self.options.min_group:
                     continue
