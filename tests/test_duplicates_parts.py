@@ -217,3 +217,69 @@ def test_a_follower_with_another_operand_is_still_a_follower():
     """exp(p) + p, twice: the add reads the repeated exp and p itself; it follows."""
     (f,) = _found(CHAIN2)
     assert (f.instruction, f.evidence["followers"]) == ("a2", ["b2"])
+
+
+# (HAND-WRITTEN) metadata printed before the attributes, as some producers do: the text
+# before `metadata` is not all there is to compare
+UNTOLD = ATTRS.replace("dimensions={0}, to_apply=add\n", "metadata={op_name=\"r\"}, dimensions={0}, to_apply=add\n") \
+    .replace("dimensions={1}, to_apply=add, backend_config={\"k\":1}",
+             "metadata={op_name=\"r\"}, dimensions={1}, to_apply=add")
+
+
+def test_attributes_after_metadata_are_still_compared():
+    """r0 and r1 print their metadata first: r0 (over dimension 0) and r1 (over 1) differ,
+    r2 (over 1, metadata last) repeats r1."""
+    assert "metadata={op_name=\"r\"}, dimensions={0}" in UNTOLD
+    assert sorted(_pairs(UNTOLD)) == [("c2", "c1"), ("r2", "r1")]
+
+
+def _loop_state_in_tuples(levels: int) -> str:
+    """HAND-WRITTEN minimal module: two equal zero broadcasts, b1 passed to a loop inside
+    `levels` nested tuples, b2 only negated."""
+    wraps, inner = [], "b1"
+    for k in range(levels):
+        shape = "f32[64,32]{1,0}" if k == 0 else f"({prev})"
+        prev = shape
+        wraps.append(f"  t{k} = ({shape}) tuple({inner})\n")
+        inner = f"t{k}"
+    state = f"({prev})"
+    cond = f"cond {{\n  q = {state} parameter(0)\n  ROOT c = pred[] constant(false)\n}}\n"
+    body = f"body {{\n  ROOT q = {state} parameter(0)\n}}\n"
+    return ("HloModule m\n" + cond + body + "ENTRY e {\n  z = f32[] constant(0)\n"
+            "  b1 = f32[64,32]{1,0} broadcast(z), dimensions={}\n"
+            "  b2 = f32[64,32]{1,0} broadcast(z), dimensions={}\n" + "".join(wraps)
+            + f"  l = {state} while({inner}), condition=cond, body=body\n"
+            "  n = f32[64,32]{1,0} negate(b2)\n"
+            f"  ROOT r = ({state}, f32[64,32]{{1,0}}) tuple(l, n)\n}}\n")
+
+
+def test_a_loop_state_is_kept_apart_however_deep_its_tuples_nest():
+    for levels in (1, 2, 3, 4):
+        assert _found(_loop_state_in_tuples(levels)) == [], levels
+
+
+IN_PLACE_FUSION = """// HAND-WRITTEN minimal module
+HloModule m
+update {
+  q0 = f32[64,32]{1,0} parameter(0)
+  q1 = f32[8,32]{1,0} parameter(1)
+  k = s32[] constant(0)
+  ROOT d = f32[64,32]{1,0} dynamic-update-slice(q0, q1, k, k)
+}
+ENTRY e {
+  z = f32[] constant(0)
+  u = f32[8,32]{1,0} parameter(0)
+  b1 = f32[64,32]{1,0} broadcast(z), dimensions={}
+  b2 = f32[64,32]{1,0} broadcast(z), dimensions={}
+  n = f32[64,32]{1,0} negate(b1)
+  f = f32[64,32]{1,0} fusion(b2, u), kind=kLoop, calls=update
+  ROOT r = (f32[64,32]{1,0}, f32[64,32]{1,0}) tuple(n, f)
+}
+"""
+
+
+def test_a_fusion_that_updates_its_operand_in_place_keeps_the_clones_apart():
+    """b2 is the buffer a fusion's dynamic-update-slice writes into (its parameter 0): XLA
+    keeps it apart from b1 on purpose; swapped, so that b1 is the one updated, the same."""
+    assert _found(IN_PLACE_FUSION) == []
+    assert _found(IN_PLACE_FUSION.replace("negate(b1)", "negate(b2)").replace("fusion(b2, u)", "fusion(b1, u)")) == []

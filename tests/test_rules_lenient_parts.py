@@ -79,6 +79,13 @@ three {
   ROOT m = f32[128,128] multiply(q0, q1)
 }
 
+upd {
+  q0 = f32[128,128] parameter(0)
+  q1 = f32[128,128] parameter(1)
+  k = s32[] constant(0)
+  ROOT d = f32[128,128] dynamic-update-slice(q1, q0, k, k)
+}
+
 one {
   q0 = f32[128,128] parameter(0)
   w = f32[128,128] constant({...})
@@ -94,7 +101,11 @@ ENTRY e {
   g = f32[128,128] fusion(a, b), kind=kLoop, calls=three
   f1 = f32[128,128] fusion(w, p), kind=kOutput, calls=one
   f2 = f32[128,128] fusion(v, p), kind=kOutput, calls=one
-  ROOT t = (f32[128,128], f32[128,128], f32[128,128]) tuple(g, f1, f2)
+  z = f32[] constant(0)
+  b1 = f32[128,128] broadcast(z), dimensions={}
+  b2 = f32[128,128] broadcast(z), dimensions={}
+  u = f32[128,128] fusion(b2), kind=kLoop, calls=upd
+  ROOT t = (f32[128,128], f32[128,128], f32[128,128], f32[128,128], f32[128,128]) tuple(g, f1, f2, b1, u)
 }
 ''',
 "while_odd": '''HloModule m
@@ -151,6 +162,9 @@ def test_a_fusion_with_no_called_computation_is_not_a_matmul_nor_a_gate():
 
 
 def test_a_fusion_with_more_parameters_or_operands_than_the_other_is_judged_by_what_it_has():
+    # (and u's update writes into a parameter no operand binds: b2 is updated in place by
+    # nothing, so it repeats b1, H006)
+    assert "H006" in _codes("fusion_arity_off")
     # g's body has a third parameter with no operand to bind it to; a and b still meet there
     # (a gate: not reported). f1 and f2 read p as an operand that no parameter takes: p
     # reaches no matmul through them, so they are no pair either

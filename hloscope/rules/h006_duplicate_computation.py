@@ -48,14 +48,16 @@ def _never_duplicate(opcode: str) -> bool:
     return opcode in _SKIP or opcode.startswith(_EFFECT_PREFIXES) or async_shorthand(opcode) is not None
 
 
-def _written_in_place(instr: Instruction, ctx: RuleContext, depth: int = 0) -> bool:
+def _written_in_place(instr: Instruction, ctx: RuleContext) -> bool:
     """A user writes into the value's buffer (a loop's state, a sort, an in-place update): two
     equal values are then two buffers XLA keeps apart on purpose (its broadcast clones for
-    loop-state initialisers, an iota per sort), not one value to compute once."""
+    loop-state initialisers, an iota per sort), not one value to compute once. A tuple
+    passes the question on to its users, nested tuples too (a tuple's operands come before
+    it, so the walk ends)."""
     for user in ctx.users(instr):
         if user.opcode in ("while", "sort"):
             return True
-        if user.opcode == "tuple" and depth < 2 and _written_in_place(user, ctx, depth + 1):
+        if user.opcode == "tuple" and _written_in_place(user, ctx):
             return True
         if any(user.operands[k] == instr.name for _, k in in_place(user, ctx.module) if k < len(user.operands)):
             return True
