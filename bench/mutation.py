@@ -110,7 +110,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
          "tests/test_h100_advice.py"]),  # (T004's loop-slice advice, on the H100's captures)
     # H014 partial-tile-update and H002's pointer to it; H006 and what it leaves alone
     "rules_tiles": (["hloscope/rules/h014_partial_tile_update.py", "hloscope/rules/h002_retiling_copy.py"],
-                    ["tests/test_rules.py", "tests/test_rule_docs.py", "tests/test_rules_lenient_parts.py"]),
+                    ["tests/test_rules.py", "tests/test_rule_docs.py", "tests/test_rules_lenient_parts.py",
+                     "tests/test_tiles_parts.py"]),
     "rules_duplicates": (["hloscope/rules/h006_duplicate_computation.py"],
                          ["tests/test_rules.py", "tests/test_rule_docs.py", "tests/test_duplicates_parts.py", "tests/test_rules_lenient_parts.py"]),
     "rules_split_dot": (["hloscope/rules/h004_split_dot.py"],

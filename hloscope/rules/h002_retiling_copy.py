@@ -39,11 +39,9 @@ class RetilingCopy(InstructionRule):
 
     def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:
         if instr.opcode == "transpose":
-            src_instr = ctx.operand(instr, 0)
-            if src_instr is None or not src_instr.shape.is_array:
-                return
-            src, dst = src_instr.shape, instr.shape
-            perm = instr.attr("dimensions", ())
+            # (one array operand, an array result: the parser holds a transpose to that)
+            src, dst = ctx.operand(instr, 0).shape, instr.shape
+            perm = instr.attr("dimensions")  # (none printed: the lenient parser takes that)
             # a transpose whose result layout keeps memory order is a bitcast
             src_order = physical_dims_order(src)
             dst_order = physical_dims_order(dst)
@@ -87,6 +85,6 @@ class RetilingCopy(InstructionRule):
         if len(users) != 1 or users[0].opcode != "dynamic-update-slice":
             return None
         (dus,) = users
-        if len(dus.operands) < 2 or dus.operands[1] != instr.name:
-            return None
-        return dus if dus.shape.is_array and partial_dims(dus.shape, instr.shape) else None
+        # (only the update can be part of the buffer: the buffer is its whole shape, an index
+        # a scalar)
+        return dus if partial_dims(dus.shape, instr.shape) else None

@@ -35,10 +35,8 @@ class PartialTileUpdate(InstructionRule):
         min_bytes: int = 1 << 20  # whole-tile traffic per update below this is left alone
 
     def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:
-        shapes = ctx.model.operand_shapes(instr)
-        if len(shapes) < 2 or not instr.shape.is_array or not shapes[1].is_array:
-            return
-        target, update = instr.shape, shapes[1]
+        # (arrays, an update and an index per dimension: the parser holds the op to that)
+        target, update = instr.shape, ctx.model.operand_shapes(instr)[1]
         partial = partial_dims(target, update)
         if not partial:
             return
@@ -76,7 +74,5 @@ class PartialTileUpdate(InstructionRule):
         src = ctx.operand(instr, 1)
         if src is None or src.opcode != "copy":
             return None
-        before = ctx.operand(src, 0)
-        if before is None or not before.shape.is_array:
-            return None
+        before = ctx.operand(src, 0)  # (an array: the update the copy makes is one)
         return src if layout_key(before.shape) != layout_key(src.shape) else None
