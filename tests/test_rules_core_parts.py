@@ -656,3 +656,53 @@ def test_the_assumed_chip_is_noted_once_for_modules_that_share_it(tmp_path):
     notes = run(modules, [make_rule("H012")]).notes
     assumed = [n for n in notes if n.startswith("chip assumed: TPU v5e")]
     assert len(assumed) == 1 and "" not in notes
+
+
+# (HAND-WRITTEN) a copy that relayouts its operand to column-major; the operand's layout
+# not printed (the parser's default), then printed
+_RELAYOUT = """HloModule m
+ENTRY e {
+  p = f32[1024,1024] parameter(0)
+  ROOT c = f32[1024,1024]{0,1} copy(p)
+}
+"""
+
+
+def test_a_finding_whose_layout_is_printed_or_not_is_the_same_finding():
+    """H002 names both layouts; where the operand's is not printed, its message has none.
+    Both are the one finding, with one fingerprint; another shape is another finding."""
+    def found(text):
+        (f,) = run(parse(text, "m"), [load_rules()["H002"]()], stage="after_optimizations").findings
+        return f
+
+    bare, printed = found(_RELAYOUT), found(_RELAYOUT.replace("] parameter", "]{1,0} parameter"))
+    assert "relayouts f32[1024,1024] ->" in bare.message
+    assert "relayouts f32[1024,1024]{1,0} ->" in printed.message
+    assert bare.fingerprint == printed.fingerprint
+    assert found(_RELAYOUT.replace("1024,1024", "1024,512")).fingerprint != bare.fingerprint
+
+
+class _PlainOptions(InstructionRule):
+    """A rule as a plugin might write it: plain Options, a finding with no help."""
+
+    code = "Z901"
+    name = "plain-plugin"
+    severity = Severity.INFO
+    summary = "every parameter"
+    targets = frozenset({"parameter"})
+
+    class Options:  # (not a dataclass)
+        pass
+
+    def check(self, instr, ctx):
+        yield self.finding(ctx, instr, f"%{instr.name} is a parameter")
+
+
+def test_a_plugin_rule_with_plain_options_and_no_help():
+    """Options need not be a dataclass: no option is known, and one given is an error that
+    says so. A finding made with no help has none."""
+    assert isinstance(_PlainOptions.make_options({}), _PlainOptions.Options)
+    with pytest.raises(ValueError, match=r"Z901 \(plain-plugin\) has no option\(s\) depth; known: none"):
+        _PlainOptions.make_options({"depth": 2})
+    (f,) = run(parse(_RELAYOUT, "m"), [_PlainOptions()]).findings
+    assert (f.instruction, f.help) == ("p", "")

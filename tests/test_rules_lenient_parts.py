@@ -44,6 +44,17 @@ ENTRY e {
   ROOT t = (f32[128,128,128,128], f32[128,128,128,128]) tuple(a, b)
 }
 ''',
+"copies_odd": '''HloModule m
+
+ENTRY e {
+  p = f32[1024,1024]{1,0} parameter(0)
+  t = (f32[1024,1024]{1,0}) parameter(1)
+  c = f32[1024,1024]{0,1} copy(t)
+  s = () copy-start(p)
+  a = f32[1024,1024]{0,1} copy-start(p)
+  ROOT r = (f32[1024,1024]{0,1}, (), f32[1024,1024]{0,1}) tuple(c, s, a)
+}
+''',
 "custom_call_without_target": '''HloModule m
 
 ENTRY e {
@@ -172,6 +183,13 @@ def test_a_fusion_with_more_parameters_or_operands_than_the_other_is_judged_by_w
     # (where they do not meet there, the pair is reported)
     no_gate = CASES["fusion_arity_off"].replace("multiply(q0, q1)", "negate(q0)")
     assert "H004" in _codes("fusion_arity_off", no_gate)
+
+
+def test_copies_of_odd_shapes_are_judged_by_what_they_copy():
+    # a copy of a tuple printed as an array, a copy-start printed as () are no relayouts;
+    # a copy-start printed as the array it makes is judged as a copy: a relayout (H002)
+    found = run(parse(CASES["copies_odd"], "m"), [load_rules()["H002"]()], stage="after_optimizations").findings
+    assert [f.instruction for f in found] == ["a"]
 
 
 def test_collective_starts_without_groups_are_still_collectives():

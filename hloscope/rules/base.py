@@ -144,8 +144,7 @@ class RuleContext:
         users = self._users.get(instr.computation)
         if users is None:
             users = self._users[instr.computation] = {}
-            comp = self.module.by_name.get(instr.computation)
-            for user in comp.instructions if comp is not None else ():
+            for user in self.module.by_name[instr.computation].instructions:
                 for operand in user.operands:
                     users.setdefault(operand, []).append(user)
         return users.get(instr.name, [])

@@ -65,7 +65,7 @@ def _bare(shape) -> str:
 def identify(f: Finding, module: Module) -> Finding:
     """The finding, given its fingerprint and its instruction's source (hloscope.source)."""
     comp = module.by_name.get(f.computation)
-    instr = comp.by_name.get(f.instruction) if comp is not None and f.instruction else None
+    instr = comp.by_name.get(f.instruction) if comp is not None else None  # ("": None)
     if instr is None:
         parts = [f.code, f.message]
         source = Source()

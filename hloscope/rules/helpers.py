@@ -55,15 +55,11 @@ def sharding_annotation(instr: Instruction) -> bool:
 
 def copy_io(instr: Instruction, ctx: RuleContext) -> tuple[Shape, Shape] | None:
     """(source, destination) array shapes of a copy or copy-start."""
-    src = ctx.operand(instr, 0)
-    if src is None or not src.shape.is_array:
-        return None
+    src = ctx.operand(instr, 0).shape  # (one operand: the parser holds both ops to that)
     dst = instr.shape
-    if instr.opcode == "copy-start":
-        if not dst.is_tuple or not dst.elements:
-            return None
+    if instr.opcode == "copy-start" and dst.elements:  # (destination, source, context)
         dst = dst.elements[0]
-    return (src.shape, dst) if dst.is_array else None
+    return (src, dst) if src.is_array and dst.is_array else None
 
 
 def loop_trips(instr: Instruction, ctx: RuleContext) -> int | None:
