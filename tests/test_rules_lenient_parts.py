@@ -170,6 +170,10 @@ def test_a_fusion_with_no_called_computation_is_not_a_matmul_nor_a_gate():
     # printed: nothing says it is a gate, so the pair is reported (H004); the copy of the
     # fusion's result is a copy with nothing to say why (H001)
     assert {"H004", "H001"} <= _codes("fusion_without_calls")
+    # nor a fusion with no body that reads a alone, then meets b: it is not taken to carry a
+    one = CASES["fusion_without_calls"].replace("fusion(a, b), kind=kLoop", "fusion(a), kind=kLoop") \
+        .replace("add(c, a)", "multiply(c, b)")
+    assert "H004" in _codes("fusion_without_calls", one)
 
 
 def test_a_fusion_with_more_parameters_or_operands_than_the_other_is_judged_by_what_it_has():

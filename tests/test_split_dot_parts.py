@@ -467,3 +467,14 @@ def test_a_weight_built_by_a_broadcast_is_judged_as_the_dot_reads_it():
     found = _found(BROADCAST_WEIGHTS)
     assert [(f.evidence["shared_operand"], f.evidence["weights"]) for f in found] == [
         ("x", "f32[32,16]")]
+
+
+def test_a_fused_weight_is_named_as_stored_through_a_cast():
+    """Two fusions multiply x by their bf16 weight cast to f32 inside: the weights are named
+    as stored, bf16[32, 16], not as the cast the dot reads."""
+    cast = LARGEST.replace("p2 = f32[32,16]{1,0} parameter(2)",
+                           "p2 = bf16[32,16]{1,0} parameter(2)\n  w = f32[32,16]{1,0} convert(p2)") \
+        .replace("dot(m, p2)", "dot(m, w)").replace("w1 = f32[32,16]", "w1 = bf16[32,16]") \
+        .replace("w2 = f32[32,16]", "w2 = bf16[32,16]")
+    found = _found(cast)
+    assert [(f.evidence["shared_operand"], f.evidence["weights"]) for f in found] == [("x", "bf16[32,16]")]
