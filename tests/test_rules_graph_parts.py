@@ -443,7 +443,8 @@ def test_g001_a_last_wave_that_leaves_most_sms_idle():
     flops = 2 * 448 * 1216 * 64
     lost = 1 - 133 / 264
     assert f.evidence["flops"] == flops
-    assert f.cost["est_seconds"] == pytest.approx(flops / (1 - lost) * lost / 989e12)
+    # (an f32 dot at DEFAULT precision runs on the TF32 tensor cores: the H100's 494.5 TFLOP/s)
+    assert f.cost["est_seconds"] == pytest.approx(flops / (1 - lost) * lost / 494.5e12)
     assert f.severity is Severity.INFO  # 70 MFLOPs: under min_flops
     assert _g001(text, min_flops=flops)[0].severity is Severity.WARNING
     assert _g001(text, min_wave_efficiency=133 / 264) == []  # at the limit: fine
@@ -471,7 +472,10 @@ def test_g001_overhang_and_idle_sms_together():
     assert g.message.startswith(f"%r: 64x64 tiles on a 80x4288 output: {(1 - 80 / 128) * 100:.0f}% of "
                                 "the tiles' work is overhang; 134 thread blocks make 2 waves")
     lost = 1 - (80 / 128) * (134 / 264)
-    assert g.cost["est_seconds"] == pytest.approx(g.evidence["flops"] / (1 - lost) * lost / 989e12)
+    assert g.cost["est_seconds"] == pytest.approx(g.evidence["flops"] / (1 - lost) * lost / 494.5e12)
+    # the same gemm in bf16 runs at the bf16 tensor-core peak, 989 TFLOP/s
+    (h,) = _g001(_g001_module(GEMM % '"block_m":"64","block_n":"64"', out="f32[80,4288]").replace("f32[64,", "bf16[64,"))
+    assert h.cost["est_seconds"] == pytest.approx(h.evidence["flops"] / (1 - lost) * lost / 989e12)
 
 
 # ----------------------------------------------------------------- H005: MXU padding, by hand
@@ -520,6 +524,42 @@ def test_h005_limits_at_equality_and_the_sublanes_of_m():
     assert f.message.startswith("%d: M=1000 (sublanes 16) not multiples") and f.evidence["utilization"] == round(1000 / 1008, 4)
     (g,) = _h005(_dot_module(1004, 256, 256, "f32"), v5e, min_utilization=0.999)  # f32: 8-row sublanes
     assert g.message.startswith("%d: M=1004 (sublanes 8) not") and g.evidence["utilization"] == round(1004 / 1008, 4)
+
+
+def test_h005_prices_the_padding_at_the_rate_the_dot_runs():
+    """An f32 dot at DEFAULT precision is one bf16 MXU pass (XLA's estimated cycles equal
+    bf16's, H010's doc): its padding costs at the bf16 peak; at HIGHEST, six passes, at a
+    sixth of it."""
+    v5e = get_chip("v5e")
+    util, flops = (200 / 256) * (300 / 384), 2 * 1024 * 200 * 300
+    (f,) = _h005(_dot_module(1024, 200, 300, "f32"), v5e)
+    assert f.cost["est_seconds"] == pytest.approx(flops * (1 / util - 1) / v5e.peak_bf16_flops)
+    highest = _dot_module(1024, 200, 300, "f32").replace("rhs_contracting_dims={0}",
+                                                         "rhs_contracting_dims={0}, operand_precision={highest,highest}")
+    (g,) = _h005(highest, v5e)
+    assert g.cost["est_seconds"] == pytest.approx(flops * (1 / util - 1) / (v5e.peak_bf16_flops / 6))
+
+
+def test_h005_m_is_padded_to_the_sublanes_of_the_left_operand():
+    """M is the left operand's rows: a bf16 [1000, 256] times an f32 [256, 256] pads M to
+    16-row sublanes (1008), as bf16 rows are packed, not to f32's 8 (1000 fills them)."""
+    mixed = _dot_module(1000, 256, 256).replace("b = bf16[256,256]", "b = f32[256,256]")
+    (f,) = _h005(mixed, get_chip("v5e"), min_utilization=0.995)
+    assert f.message.startswith("%d: M=1000 (sublanes 16) not") and f.evidence["utilization"] == round(1000 / 1008, 4)
+
+
+def test_h005_an_empty_matmul_wastes_nothing():
+    assert _h005(_dot_module(0, 200, 300), get_chip("v5e"), min_flops=0) == []
+    assert _h005(_dot_module(1024, 0, 300), get_chip("v5e"), min_flops=0) == []
+
+
+def test_h005_with_no_chip_known_names_no_time():
+    """A TPU program (its layouts tiled) with no chip known: the padding share, no time."""
+    tiled = _dot_module(1024, 200, 300).replace("] parameter", "]{1,0:T(8,128)(2,1)} parameter") \
+        .replace("bf16[1024,300] dot", "bf16[1024,300]{1,0:T(8,128)(2,1)} dot")
+    (f,) = _h005(tiled, None)
+    assert f.cost == {}
+    assert f.message.endswith("% of MXU work is padding")
 
 
 def test_h005_only_on_tpu_programs():

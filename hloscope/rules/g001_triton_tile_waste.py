@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from math import ceil, prod
 
+from hloscope.cost.roofline import compute_peak
 from hloscope.ir import Instruction
 from hloscope.rules.base import Finding, InstructionRule, RuleContext, Severity
 from hloscope.rules.helpers import human_seconds, matmul_dims
@@ -91,7 +92,8 @@ class TritonTileWaste(InstructionRule):
         lost = 1 - (1 - waste) * efficiency
         cost: dict[str, float] = {}
         if ctx.chip is not None and flops:
-            cost["est_seconds"] = flops / (1 - lost) * lost / ctx.chip.peak_bf16_flops
+            # (at the rate its dot runs: bf16, TF32 for f32 at DEFAULT precision, f32 at HIGHEST)
+            cost["est_seconds"] = flops / (1 - lost) * lost / compute_peak(ctx.model, ctx.chip, instr)
         est = f", ~{human_seconds(cost['est_seconds'])} lost" if cost else ""
         found = self.finding(
             ctx, instr, f"%{instr.name}: " + "; ".join(problems) + est,

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from math import prod
 
+from hloscope.cost.roofline import compute_peak
 from hloscope.ir import Instruction
 from hloscope.rules.base import MATMUL, Finding, InstructionRule, RuleContext, Severity
 from hloscope.rules.helpers import human_seconds, matmul_dims, mxu_size, sublanes
@@ -51,7 +52,8 @@ class MxuMisaligned(InstructionRule):
             [f"M={dims['M']} (sublanes {sub})"] if dims["M"] % sub else [])
         cost: dict[str, float] = {}
         if ctx.chip is not None:
-            cost["est_seconds"] = flops * (1 / util - 1) / ctx.chip.peak_flops(dtype)
+            # (at the rate the op runs: f32 at DEFAULT precision is one bf16 MXU pass, HIGHEST six)
+            cost["est_seconds"] = flops * (1 / util - 1) / compute_peak(ctx.model, ctx.chip, instr)
         est = f", ~{human_seconds(cost['est_seconds'])} lost" if cost else ""
         yield self.finding(
             ctx, instr,
