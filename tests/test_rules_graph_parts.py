@@ -17,6 +17,7 @@ from hloscope.rules.base import RuleContext
 
 H100 = get_chip("h100")
 F32_H100 = FIXTURES / "rules" / "H010" / "f32_matmul_h100.hlo.txt"  # f32 1024^3 dot at HIGHEST
+F32_V5E = FIXTURES / "rules" / "H010" / "f32_matmul_v5e.hlo.txt"  # f32 1024^3 at HIGHEST
 
 
 def _h010(module, chip, assumed=None):
@@ -38,6 +39,22 @@ def test_h010_gpu_cost_is_the_f32_time_less_the_tf32_time():
     # the assumed chip serves where none is known (a GPU module: the figures rest on it)
     (g,) = _h010(m, None, assumed=H100)
     assert g.cost == f.cost
+
+
+def test_h010_names_the_two_operands_and_reports_from_its_flops_limit_on():
+    """The real 1024^3 f32 dots: the evidence names both operands (the gemm fusion's
+    parameters print no layout); 2 x 1024^3 FLOPs is reported at exactly that limit."""
+    flops = 2 * 1024 ** 3
+    for path, chip in ((F32_H100, H100), (F32_V5E, get_chip("v5e"))):
+        (m,) = load(path)
+        (f,) = _h010(m, chip)
+        assert [str(parse_shape(s)) for s in f.evidence["operands"]] == ["f32[1024,1024]"] * 2, path.name
+        rule = make_rule("H010", min_flops=flops)
+        ctx = RuleContext(m, chip)
+        dots = [i for c in m.computations for i in c.instructions if i.opcode in ("dot", "convolution")]
+        assert len([g for i in dots for g in rule.check(i, ctx)]) == 1
+        rule = make_rule("H010", min_flops=flops + 1)
+        assert [g for i in dots for g in rule.check(i, ctx)] == []
 
 
 def test_h010_gpu_an_f32_algorithm_is_reported_by_its_name():
@@ -215,6 +232,21 @@ def test_h012_warns_from_the_margin_and_errs_past_the_capacity():
     assert wide.message.endswith("; under 60% headroom")
 
 
+def test_h012_counts_the_output_table_in_the_chips_own_unit():
+    """A real v5p compile (H004's SwiGLU train step): its output's index table takes 32-byte
+    units on a v5p (512 on a v5e), and the outputs H012 adds up are XLA's memory_analysis
+    output size. The message
+    names the three largest buffers live at the peak."""
+    import json
+
+    entry = json.loads((FIXTURES / "manifest.json").read_text())["H004_swiglu_train_v5p"]
+    (m,) = load(FIXTURES / entry["file"])
+    (f,) = _h012(m, get_chip("v5p"), margin=1.0)
+    assert f.evidence["output_bytes"] == entry["memory_analysis"]["output_size_in_bytes"]
+    live = f.message[f.message.index("(largest live: ") + 15:f.message.index(")", f.message.index("(largest live: "))]
+    assert live.count("%") == 3
+
+
 def test_h012_against_an_assumed_chip_only_informs():
     from hloscope.rules.base import Severity
 
@@ -257,6 +289,30 @@ TINY_LOOP = FIXTURES / "rules" / "H013" / "tiny_loop_v5e.hlo.txt"  # 1024 trips 
 
 def _h013(module, chip, assumed=None, **options):
     return list(make_rule("H013", **options).check_module(RuleContext(module, chip, assumed_chip=assumed)))
+
+
+def _loops_before(text: str, *trips: int) -> str:
+    """The real tiny loop's module with more loops of the same body before it, one per count
+    in `trips` (their conditions copies of its own with that bound): HAND-EDITED."""
+    cond = text[text.index("%wide.region_1.3 ("):text.index("ENTRY")]
+    whiles = ""
+    for k, n in enumerate(trips):
+        text = text.replace("ENTRY", cond.replace("%wide.region_1.3 (", f"%cond.{k} (")
+                            .replace("constant(1024)", f"constant({n})") + "ENTRY", 1)
+        whiles += (f"  %while.{k} = (s32[]{{:T(128)}}, f32[8,128]{{1,0:T(8,128)S(1)}}, s32[]{{:T(128)}}) "
+                   f"while(%tuple.13), condition=%cond.{k}, body=%wide.region_0.2.sunk\n")
+    return text.replace("  %while = ", whiles + "  %while = ", 1)
+
+
+def test_h013_each_loop_is_judged_on_its_own():
+    """Before the real 1,024-trip loop, one of 8 trips (under min_trips 16) and one of 20
+    (over it, but its overhead under 100 us): the first two are passed over, the third is
+    still reported."""
+    (m,) = parse(_loops_before(TINY_LOOP.read_text(), 8, 20))
+    assert [ctx_trips for ctx_trips in (RuleContext(m, get_chip("v5e")).model.trip_count(i)
+            for i in m.entry.instructions if i.opcode == "while")] == [8, 20, 1024]
+    found = _h013(m, get_chip("v5e"), min_trips=16)
+    assert [f.instruction for f in found] == ["while"]
 
 
 def test_h013_figures_are_the_floor_per_op_and_the_overhead_over_the_trips():
@@ -863,7 +919,6 @@ def test_h001_size_limit_at_equality_and_no_time_without_a_chip():
 
 # ----------------------------------------------------------------- H010 on TPUs: algorithms
 
-F32_V5E = FIXTURES / "rules" / "H010" / "f32_matmul_v5e.hlo.txt"  # f32 1024^3 at HIGHEST
 
 
 @pytest.mark.parametrize("algorithm, passes", [("dot_bf16_bf16_f32_x3", 3), ("dot_bf16_bf16_f32_x6", 6),

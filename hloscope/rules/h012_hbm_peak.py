@@ -33,9 +33,7 @@ class HbmPeak(ModuleRule):
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
         hbm = hbm_capacity(ctx)
-        module = ctx.module
-        if module.entry is None or module.entry.root is None:
-            return
+        module = ctx.module  # (an entry with a root: the parser holds every module to that)
         from hloscope.cost.liveness import memory  # (after optimization only)
 
         r = memory(module, chip=ctx.chip)
