@@ -66,6 +66,10 @@ def test_the_compilers_own_cycle_estimate_is_the_cost():
     assert f.evidence["tile_bytes"] == 64 * 32 * 8 * 128 * 2
     assert f.cost["bytes_wasted"] == 2 * 64 * 32 * 8 * 128 * 2
     assert f.cost["xla_est_seconds"] == 5000 / chip.clock_hz == f.cost["est_seconds"]
+    # outside a loop, once: no trips named; 64 x 4096 bf16 rows written are 512 KiB
+    assert f.message.startswith("%d writes 1 of every 8 rows of the tiles of ")
+    assert f.message.endswith(" along dimension 1: 4.0 MiB of whole tiles read and rewritten for a "
+                              "512.0 KiB update")
 
 
 def test_h002_points_to_h014_only_for_the_copy_that_makes_the_update():
