@@ -716,6 +716,23 @@ def test_h008_before_optimization_one_note_for_all():
     assert f.severity is Severity.INFO and f.evidence == {"collectives": 1, "stage": "before_optimizations"}
     assert f.message.startswith("before_optimizations module: its 1 collective(s) are not scheduled yet")
     assert _h008(m, stage="before_optimizations", min_bytes=(1 << 20) + 1) == []
+    assert len(_h008(m, stage="before_optimizations", min_bytes=1 << 20)) == 1  # (at the limit: noted)
+
+
+def test_h008_before_optimization_the_help_names_the_dump_to_lint():
+    """The help's dump folder is the one XLA_FLAGS names, and its pattern matches the name XLA
+    gives the optimized module's dump (a real dump's files), not the others."""
+    import fnmatch
+    import re
+
+    (m,) = load(EXPOSED)
+    (f,) = _h008(m, stage="before_optimizations")
+    folder = re.search(r"--xla_dump_to=(\S+),", f.help).group(1)
+    pattern = re.search(r"then lint (\S+)\.$", f.help).group(1)
+    assert pattern.startswith(folder + "/")
+    names = [p.name for p in (FIXTURES / "dumps" / "fsdp_default_v5p").iterdir()]
+    assert [n for n in names if fnmatch.fnmatchcase(n, pattern.split("/", 1)[1])] == [
+        "module_0000.jit_model.cl_933746096.after_optimizations.txt"]
 
 
 # HAND-WRITTEN: a synchronous all-reduce of 4 MiB over 4 devices
@@ -732,6 +749,30 @@ ENTRY e {
   ROOT ar = f32[1024,1024] all-reduce(p), replica_groups={{0,1,2,3}}, to_apply=add
 }
 """
+
+
+# HAND-WRITTEN: a small all-reduce, an all-gather with a negate scheduled over it, then a
+# 4 MiB all-reduce that nothing overlaps
+MIXED = CASES_SYNC.replace("""  ROOT ar = f32[1024,1024] all-reduce(p), replica_groups={{0,1,2,3}}, to_apply=add
+""", """  q = f32[16] parameter(1)
+  small = f32[16] all-reduce(q), replica_groups={{0,1,2,3}}, to_apply=add
+  ags = (f32[1024,1024], f32[4096,1024]) all-gather-start(p), replica_groups={{0,1,2,3}}, dimensions={0}
+  n = f32[1024,1024] negate(p)
+  agd = f32[4096,1024] all-gather-done(ags)
+  big = f32[1024,1024] all-reduce(n), replica_groups={{0,1,2,3}}, to_apply=add
+  ROOT t = (f32[16], f32[4096,1024], f32[1024,1024]) tuple(small, agd, big)
+""")
+
+
+def test_h008_each_collective_is_judged_on_its_own():
+    """The small all-reduce is under the size limit and the gather overlapped: both passed
+    over, the big all-reduce after them reported. With no chip there is no time to give."""
+    (m,) = parse(MIXED)
+    assert [f.instruction for f in _h008(m)] == ["big"]
+    (f,) = _h008(m, chip=None)
+    assert f.instruction == "big" and f.cost == {}
+
+
 
 
 # ----------------------------------------------------------------- H007: one weight, or per layer
