@@ -92,12 +92,28 @@ def test_h011_figures_of_a_cross_attention_block_without_a_chip(scores):
     instr = scores.entry.by_name["fusion.3"]
     shape = parse_shape("f32[2,8,1024,8192]")  # queries 1024, keys 8192: the dims apart
     nbytes = 2 * 8 * 1024 * 8192 * 4
-    f = rule._report(RuleContext(scores, None), instr, shape, "attention", nbytes, 0, 16 << 30)
+    f = rule._report(RuleContext(scores, None), instr, shape, "attention", nbytes, 0, 16 << 30, None, 0, [])
     traffic = nbytes * (1 + max(_users(scores, "fusion.3"), 1))
     assert "attention scores [.., 1024, 8192] f32[2,8,1024,8192]:" in f.message
     assert "(3.1% of 16.0 GiB, 536870912x the largest input)" in f.message  # (no parameter: over 1 byte)
     assert f.cost == {"bytes_wasted": float(traffic)} and "of HBM time" not in f.message
     assert f.evidence["traffic_bytes"] == traffic and f.evidence["output_index"] is None
+    assert f.message.endswith(" of HBM traffic to write and read it")  # (no chip: no time)
+
+
+def test_h011_names_the_last_two_dims_of_any_rank(scores):
+    """Grouped-query scores [B, H, G, S, S] and [B, S, V] logits: the message names the
+    trailing dims, S and S, and V, whatever the rank."""
+    rule = make_rule("H011")
+    instr = scores.entry.by_name["fusion.3"]
+    gqa = parse_shape("f32[2,4,2,1024,1024]")
+    assert rule._kind(gqa) == "attention"
+    f = rule._report(RuleContext(scores, None), instr, gqa, "attention", 1 << 30, 0, 16 << 30, None, 0, [])
+    assert "attention scores [.., 1024, 1024] f32[2,4,2,1024,1024]:" in f.message
+    logits = parse_shape("bf16[8,128,50000]")
+    assert rule._kind(logits) == "logits"
+    g = rule._report(RuleContext(scores, None), instr, logits, "logits", 1 << 30, 0, 16 << 30, None, 0, [])
+    assert "vocabulary logits [.., 50000] bf16[8,128,50000]:" in g.message
 
 
 def test_h011_names_the_output_and_the_others_of_a_multi_output_fusion(scores):

@@ -54,14 +54,13 @@ class HugeIntermediate(ModuleRule):
                 found = []
                 for index, shape in arrays:
                     kind = self._kind(shape)
-                    nbytes = _bytes(shape) if kind else 0
-                    if kind and nbytes >= threshold and nbytes >= self.options.min_ratio * max(largest, 1):
+                    if kind and (nbytes := _bytes(shape)) >= threshold \
+                            and nbytes >= self.options.min_ratio * max(largest, 1):
                         found.append((nbytes, index, shape, kind))
                 if found:  # (one finding per instruction: its largest such output)
                     nbytes, index, shape, kind = max(found, key=lambda f: f[0])
                     yield self._report(ctx, instr, shape, kind, nbytes, largest, hbm, index,
-                                       len(instr.shape.elements) if index is not None else 0,
-                                       [f[1] for f in found if f[1] != index])
+                                       len(instr.shape.elements), [f[1] for f in found if f[1] != index])
 
     def _kind(self, shape: Shape) -> str | None:
         dims = shape.dims
@@ -72,8 +71,10 @@ class HugeIntermediate(ModuleRule):
         return None
 
     def _report(self, ctx: RuleContext, instr: Instruction, shape: Shape, kind: str, nbytes: int,
-                largest: int, hbm: int, index: int | None = None, outputs: int = 0,
-                others: list | None = None) -> Finding:
+                largest: int, hbm: int, index: int | None, outputs: int,
+                others: list) -> Finding:
+        """`index`: which output of `outputs` (None: the instruction's one array); `others`:
+        the other outputs that are such arrays too."""
         users = ctx.users(instr)
         traffic = padded_bytes(shape) * (1 + max(len(users), 1))  # written once, read by each user
         cost: dict[str, float] = {"bytes_wasted": float(traffic)}
