@@ -208,6 +208,21 @@ ENTRY e {
 """
 
 
+def test_h003_judges_each_array_of_a_tuple():
+    """An entry parameter holding a well-tiled [1024, 1024] and a [65536, 8] padded to 128
+    lanes: the first passes, the second is reported (HAND-WRITTEN)."""
+    text = """HloModule m, is_scheduled=true
+
+ENTRY e {
+  p = (f32[1024,1024]{1,0:T(8,128)}, f32[65536,8]{1,0:T(8,128)}) parameter(0)
+  ROOT g = f32[65536,8]{1,0:T(8,128)} get-tuple-element(p), index=1
+}
+"""
+    (m,) = parse(text)
+    found = list(make_rule("H003").check_module(RuleContext(m, get_chip("v5e"))))
+    assert [(f.instruction, f.evidence["shape"]) for f in found] == [("p", "f32[65536,8]{1,0:T(8,128)}")]
+
+
 def test_h003_counts_entry_parameters_and_results_not_fused_values_nor_callee_parameters():
     (m,) = parse(NARROW)
     found = list(make_rule("H003").check_module(RuleContext(m, get_chip("v5e"))))
@@ -695,6 +710,26 @@ def test_h009_follows_one_users_chain_to_a_matmul_or_a_fusion_holding_one():
     assert len(small) == 1 and list(make_rule("H009", min_bytes=33).check(m.entry.by_name["t5"], ctx)) == []
 
 
+def test_h009_a_fusion_holding_a_convolution_holds_a_matmul():
+    """TPU fusions print their dots as convolutions: the fusion f2 with its dot written as a
+    1x1 convolution is still the matmul the transpose feeds."""
+    conv = CHAINS.replace(
+        "ROOT d = f32[64,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+        "ROOT d = f32[64,16] convolution(x, w), dim_labels=bf_io->bf")
+    (m,) = parse(conv)
+    found = list(make_rule("H009").check(m.entry.by_name["t2"], RuleContext(m, None)))
+    assert [f.evidence["consumer"] for f in found] == ["f2"]
+
+
+def test_h009_a_transpose_printed_without_its_permutation_names_none():
+    """The lenient parser takes a transpose with no `dimensions=`: the finding names no
+    permutation rather than failing (HAND-WRITTEN)."""
+    bare = CHAINS.replace("t1 = f32[64,32] transpose(p), dimensions={1,0}", "t1 = f32[64,32] transpose(p)")
+    (m,) = parse(bare)
+    (f,) = make_rule("H009").check(m.entry.by_name["t1"], RuleContext(m, None))
+    assert f.evidence["permutation"] == []
+
+
 # ----------------------------------------------------------------- H008: sizes, sync, not yet scheduled
 
 EXPOSED = FIXTURES / "rules" / "H008" / "exposed_permute_v5p.hlo.txt"  # a 1 MiB permute, back to back
@@ -808,6 +843,9 @@ def test_h007_size_limit_at_equality_and_its_figures():
         weight, weight // 8, 8)
     assert f.cost["bytes_wasted"] == float(weight - weight // 8)
     assert len(_h007(m, max_bytes=weight)) == 1 and _h007(m, max_bytes=weight + 1) == []
+    # the gathered value is the whole of the entry's bf16[1024, 4096] shard parameter %param.1,
+    # 8 of them: its global shape, as the module's sharding states it
+    assert "(the whole of %param.1 bf16[8192,4096]) onto every one of 8 devices" in f.message
 
 
 def test_h007_same_shaped_gathers_are_per_layer_fsdp_an_info():

@@ -87,13 +87,10 @@ def _help(ctx: RuleContext, instr: Instruction) -> str:
 def _entry_parameter(ctx: RuleContext, instr: Instruction) -> int | None:
     """The entry parameter number the copied value is (through bitcasts and tuples), if any."""
     comp = ctx.module.entry
-    if comp is None or instr.computation != comp.name or not instr.operands:
+    if instr.computation != comp.name:
         return None
-    source = comp.by_name.get(instr.operands[0])
-    for _ in range(16):
-        if source is None or source.opcode not in ("bitcast", "copy", "get-tuple-element") or not source.operands:
-            break
-        source = comp.by_name.get(source.operands[0])
-    if source is not None and source.opcode == "parameter":
-        return source.parameter_number
-    return None
+    # (each op here has its one operand, defined before it: the parser holds them to that)
+    source = comp.by_name[instr.operands[0]]
+    while source.opcode in ("bitcast", "copy", "get-tuple-element"):
+        source = comp.by_name[source.operands[0]]
+    return source.parameter_number if source.opcode == "parameter" else None
