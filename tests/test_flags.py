@@ -55,3 +55,19 @@ def test_contradictory_flags_and_no_flags_at_all(tmp_path):
     bare = tmp_path / "m.hlo.txt"  # the same module with no flag file beside it
     bare.write_text(next(DEFAULT.glob("*after_optimizations.txt")).read_text())
     assert _f001(bare) == []
+
+
+def test_the_flags_named_and_where_they_came_from_in_a_folder_named_relatively(tmp_path, monkeypatch):
+    """The dump copied into the working folder and linted by its bare file name: its flag
+    files are named as they are, and two flags off are both said, one after the other."""
+    import shutil
+
+    for f in DEFAULT.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    monkeypatch.chdir(tmp_path)
+    module = next(p.name for p in tmp_path.glob("*after_optimizations.txt"))
+    (f,) = _f001(module, "--flags", "--xla_enable_async_all_gather=false")
+    assert f["message"].endswith("(flags from module_0000.jit_model.cl_933746096.tpu_comp_env.txt, "
+                                 "module_0000.jit_model.cl_933746096.debug_options, --flags)")
+    assert ("xla_tpu_enable_async_collective_fusion_fuse_all_gather is auto (want on); "
+            "xla_enable_async_all_gather is off (want auto or on): XLA was not asked") in f["message"]

@@ -276,6 +276,8 @@ def test_h012_counts_the_output_table_in_the_chips_own_unit():
     assert f.evidence["output_bytes"] == entry["memory_analysis"]["output_size_in_bytes"]
     live = f.message[f.message.index("(largest live: ") + 15:f.message.index(")", f.message.index("(largest live: "))]
     assert live.count("%") == 3
+    # (on a TPU the help says nothing of GPU allocators)
+    assert f.help.endswith("`hloscope memory` lists what is live at the peak.")
 
 
 def test_h012_against_an_assumed_chip_only_informs():
@@ -547,6 +549,25 @@ def test_g001_whole_waves_and_split_k_and_batch():
     # 133 blocks times split-K 2: 266, a third wave of 2 blocks
     (f,) = _g001(_g001_module(GEMM % '"block_m":"64","block_n":"64","split_k":"2"', out="f32[448,1216]"))
     assert f.evidence["grid"] == 266 and "make 3 waves" in f.message and "the last 2 of 132" in f.message
+
+
+def test_g001_a_batched_gemm_in_one_wave():
+    """[2, 80, 64] x [2, 64, 1216] in 64 x 64 tiles: 2 x 2 x 19 = 76 blocks, one wave on the
+    H100's 132 SMs, every SM-wave used; 1 - 80/128 of the rows overhang. The cost is that
+    share of the time at the TF32 peak an f32 dot at DEFAULT runs at (HAND-WRITTEN)."""
+    text = _g001_module(GEMM % '"block_m":"64","block_n":"64"', out="f32[80,1216]") \
+        .replace("a = f32[64,80]", "a = f32[2,64,80]").replace("b = f32[64,1216]", "b = f32[2,64,1216]") \
+        .replace("f32[80,1216] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+                 "f32[2,80,1216] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                 "lhs_contracting_dims={1}, rhs_contracting_dims={1}") \
+        .replace("ROOT r = f32[80,1216] fusion", "ROOT r = f32[2,80,1216] fusion")
+    (f,) = _g001(text)
+    waste = 1 - 80 / 128
+    assert f.message.startswith(f"%r: 64x64 tiles on a 80x1216 output (x2 batch): {waste * 100:.0f}% of "
+                                "the tiles' work is overhang, ~")
+    assert (f.evidence["grid"], f.evidence["wave_efficiency"]) == (76, 1.0)
+    flops = 2 * 2 * 80 * 1216 * 64
+    assert f.cost["est_seconds"] == pytest.approx(flops / (1 - waste) * waste / 494.5e12)
 
 
 def test_g001_overhang_and_idle_sms_together():

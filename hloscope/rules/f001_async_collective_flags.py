@@ -44,16 +44,14 @@ class AsyncCollectiveFlags(ModuleRule):
         fusion, fuse_ag, async_ag = (states[name] for name, _ in ALL_GATHER)
         where = ", ".join(s if s == "--flags" else s.rsplit("/", 1)[-1] for s in sources)
         if fuse_ag == "on" and fusion == "off":
-            first = next(iter(ctx.module.entry.instructions), None) if ctx.module.entry else None
-            if first is not None:
-                yield self.finding(
-                    ctx, first,
-                    "contradictory flags: xla_tpu_enable_async_collective_fusion_fuse_all_gather is "
-                    "on but xla_tpu_enable_async_collective_fusion is off, so it does nothing "
-                    f"(flags from {where})",
-                    evidence={"flags": states, "sources": sources},
-                    help="Turn on xla_tpu_enable_async_collective_fusion too (XLA flags guidance: "
-                         "the three flags are meant to be used together).")
+            yield self.finding(
+                ctx, ctx.module.entry.instructions[0],
+                "contradictory flags: xla_tpu_enable_async_collective_fusion_fuse_all_gather is "
+                "on but xla_tpu_enable_async_collective_fusion is off, so it does nothing "
+                f"(flags from {where})",
+                evidence={"flags": states, "sources": sources},
+                help="Turn on xla_tpu_enable_async_collective_fusion too (XLA flags guidance: "
+                     "the three flags are meant to be used together).")
         exposed = [c for c in ctx.collectives if c.opcode == "all-gather" and not c.is_async]
         off = [f"{name} is {states[name]} (want {want})" for name, want in ALL_GATHER
                if states[name] == "off" or (want == "on" and states[name] != "on")]
