@@ -283,3 +283,34 @@ def test_a_fusion_that_updates_its_operand_in_place_keeps_the_clones_apart():
     keeps it apart from b1 on purpose; swapped, so that b1 is the one updated, the same."""
     assert _found(IN_PLACE_FUSION) == []
     assert _found(IN_PLACE_FUSION.replace("negate(b1)", "negate(b2)").replace("fusion(b2, u)", "fusion(b1, u)")) == []
+
+
+def test_three_alike_but_for_their_reducer_are_three_values():
+    """Three reduces of p over one dimension, by add, multiply and maximum: the same opcode,
+    shape and operands, different attributes. None repeats another (HAND-WRITTEN)."""
+    text = """HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+mul {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] multiply(x, y)
+}
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+ENTRY e {
+  p = f32[2048,2048]{1,0} parameter(0)
+  z = f32[] constant(0)
+  r0 = f32[2048]{0} reduce(p, z), dimensions={1}, to_apply=add
+  r1 = f32[2048]{0} reduce(p, z), dimensions={1}, to_apply=mul
+  r2 = f32[2048]{0} reduce(p, z), dimensions={1}, to_apply=max
+  ROOT t = (f32[2048]{0}, f32[2048]{0}, f32[2048]{0}) tuple(r0, r1, r2)
+}
+"""
+    assert _found(text) == []
