@@ -121,7 +121,11 @@ def test_k001_reads_each_output_by_its_index_among_the_outputs(accumulating):
 def test_k001_an_output_index_past_the_outputs_is_still_reported_without_a_type(accumulating):
     m, (k,) = accumulating
     (f,) = _check("K001", m, [_vary(k, output_reads=[3])])
-    assert f.evidence["output"] == 3 and "rounded to its type" in f.message and "[" not in f.message.split("output 3")[1][:3]
+    assert f.evidence["output"] == 3 and "rounded to its type" in f.message
+    assert f"(%{k.instruction.name}) reads output 3 back, accumulating" in f.message
+    # (the kernel has one output: index 1 is the first past it)
+    (g,) = _check("K001", m, [_vary(k, output_reads=[1])])
+    assert f"(%{k.instruction.name}) reads output 1 back, accumulating" in g.message
 
 
 # ----------------------------------------------------------------- K003 vmem-over-budget
@@ -148,6 +152,15 @@ def test_k003_above_the_chips_vmem_names_the_chip(vmem):
     assert "the chip's 128.0 MiB of VMEM" in f.message
     (g,) = _check("K003", m, [_vary(k, vmem_bytes=physical)])
     assert "default scoped limit" in g.message
+
+
+def test_k003_a_chip_whose_vmem_is_under_its_scoped_default_is_full_at_equality(vmem):
+    m, (k,) = vmem
+    physical = V5E.vmem_bytes
+    roomy = replace(V5E, scoped_vmem_bytes=2 * physical)  # (the chip's VMEM then binds first)
+    assert _check("K003", m, [_vary(k, vmem_bytes=physical)], chip=roomy) == []
+    (f,) = _check("K003", m, [_vary(k, vmem_bytes=physical + 1)], chip=roomy)
+    assert "the chip's 128.0 MiB of VMEM" in f.message
 
 
 def test_k003_without_a_chip_uses_the_16_mib_default_and_no_physical_limit(vmem):
@@ -278,6 +291,8 @@ def test_x002_without_jax_one_finding_for_the_module_naming_the_count(future):
     assert f.message.startswith(f"3 Pallas kernel(s) not decoded (%{k.instruction.name} and 2 more)")
     assert f.evidence == {"kernels": [k.instruction.name, "f.2", "f.3"], "why": why}
     assert f.instruction == k.instruction.name
+    (two,) = _x002(future, [replace(k, error=why), other])
+    assert two.message.startswith(f"2 Pallas kernel(s) not decoded (%{k.instruction.name} and 1 more)")
     (one,) = _x002(future, [replace(k, error=why)])
     assert one.message.startswith(f"1 Pallas kernel(s) not decoded (%{k.instruction.name}): ")
 
