@@ -131,6 +131,10 @@ def test_t001_a_short_gpu_op_under_the_launch_floor_is_called_launch_bound():
     assert f.cost["est_seconds"] == pytest.approx((12e-6 - max(bound, 5e-6)) * 3)
     assert f.evidence["launch_floor_seconds"] == 5e-6
     assert "command buffers" in f.help
+    # exactly 4x the floor, 20 us, is no longer launch-bound
+    s = _stats(m, instr.name, 20e-6, count=3, category="matmul", opcode=instr.opcode)
+    (f,) = _check("T001", m, _index(m, s), chip=h100)
+    assert "launch-bound" not in f.message
     # 22 us is over 4x the floor: a roofline gap again, with the GPU's words
     s = _stats(m, instr.name, 22e-6, count=3, category="matmul", opcode=instr.opcode)
     (f,) = _check("T001", m, _index(m, s), chip=h100)

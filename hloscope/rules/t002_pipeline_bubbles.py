@@ -27,11 +27,8 @@ class PipelineBubbles(TraceRule):
         t = ctx.trace
         if not any(k[0] == ctx.module.name for k in t.stats) or t.idle_fraction <= self.options.max_idle:
             return
-        root = ctx.module.entry.root if ctx.module.entry else None
-        if root is None:
-            return
         yield self.finding(
-            ctx, root,
+            ctx, ctx.module.entry.root,  # (the parser holds every module to an entry with a root)
             f"the device is idle {t.idle_fraction * 100:.0f}% of {t.steps} step(s) "
             f"({human_seconds(t.step_ns * 1e-9)}): gaps between ops, not op time",
             evidence={"idle_fraction": t.idle_fraction, "steps": t.steps,

@@ -53,9 +53,8 @@ class HotCopy(TraceRule):
 def _slices(instr, module) -> bool:
     """A dynamic-slice, or a fusion whose root is one."""
     if instr.opcode == "fusion" and instr.called_computations:
-        callee = module.by_name.get(instr.called_computations[0])
-        root = callee.root if callee is not None else None
-        return root is not None and root.opcode == "dynamic-slice"
+        # (a callee the parser found defined, with a root)
+        return module.by_name[instr.called_computations[0]].root.opcode == "dynamic-slice"
     return instr.opcode == "dynamic-slice"
 
 
