@@ -25,30 +25,22 @@ ENTRY e {
 }
 """
 
-# the same write, the row relayout by a copy first (H002's case); and a twin where the copy
-# makes the buffer written into, not the update
-COPIED_ROW = """// HAND-WRITTEN minimal module
-HloModule m
-ENTRY e {
-  buf = bf16[64,64,4096]{2,1,0:T(8,128)(2,1)} parameter(0)
-  row = bf16[64,1,4096]{0,2,1:T(8,128)(2,1)} parameter(1)
+def _copied(copy_of: str) -> str:
+    """HAND-WRITTEN minimal module: the same write, with a copy that relayouts `copy_of`
+    first: the row (H002's pointer to H014), or the buffer written into (H002's own case)."""
+    layouts = {"row": "{0,2,1:T(8,128)(2,1)}", "buf": "{1,2,0:T(8,128)(2,1)}"}
+    tiled = "{2,1,0:T(8,128)(2,1)}"
+    shape = {"row": "bf16[64,1,4096]", "buf": "bf16[64,64,4096]"}
+    buf, row = (("c" if copy_of == w else w) for w in ("buf", "row"))
+    return f"""HloModule m
+ENTRY e {{
+  buf = bf16[64,64,4096]{layouts["buf"] if copy_of == "buf" else tiled} parameter(0)
+  row = bf16[64,1,4096]{layouts["row"] if copy_of == "row" else tiled} parameter(1)
   k = s32[] parameter(2)
   z = s32[] constant(0)
-  c = bf16[64,1,4096]{2,1,0:T(8,128)(2,1)} copy(row)
-  ROOT d = bf16[64,64,4096]{2,1,0:T(8,128)(2,1)} dynamic-update-slice(buf, c, z, k, z)
-}
-"""
-
-COPIED_BUFFER = """// HAND-WRITTEN minimal module
-HloModule m
-ENTRY e {
-  buf = bf16[64,64,4096]{1,2,0:T(8,128)(2,1)} parameter(0)
-  row = bf16[64,1,4096]{2,1,0:T(8,128)(2,1)} parameter(1)
-  k = s32[] parameter(2)
-  z = s32[] constant(0)
-  c = bf16[64,64,4096]{2,1,0:T(8,128)(2,1)} copy(buf)
-  ROOT d = bf16[64,64,4096]{2,1,0:T(8,128)(2,1)} dynamic-update-slice(c, row, z, k, z)
-}
+  c = {shape[copy_of]}{tiled} copy({copy_of})
+  ROOT d = bf16[64,64,4096]{tiled} dynamic-update-slice({buf}, {row}, z, k, z)
+}}
 """
 
 
@@ -75,9 +67,9 @@ def test_the_compilers_own_cycle_estimate_is_the_cost():
 def test_h002_points_to_h014_only_for_the_copy_that_makes_the_update():
     """A copy that relayouts the row written: H002's finding names the update (H014's case).
     A copy that relayouts the buffer written into is H002's own case."""
-    (update,) = _found(COPIED_ROW, "H002")
+    (update,) = _found(_copied("row"), "H002")
     assert update.evidence["partial_tile_update"] == "d"
-    (buffer,) = _found(COPIED_BUFFER, "H002")
+    (buffer,) = _found(_copied("buf"), "H002")
     assert "partial_tile_update" not in buffer.evidence
     assert "transpose weights" in buffer.help
 
