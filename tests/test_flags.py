@@ -51,7 +51,12 @@ def test_silent_when_the_flags_are_set_in_the_dump_or_given():
 
 def test_contradictory_flags_and_no_flags_at_all(tmp_path):
     both = _f001(FUSED, "--flags", "--xla_tpu_enable_async_collective_fusion=false")
-    assert any("contradictory" in f["message"] for f in both)
+    (contradiction,) = [f for f in both if "contradictory" in f["message"]]
+    # (a module-wide finding, placed at the entry's first instruction)
+    from hloscope.parser import load
+
+    (module,) = load(next(FUSED.glob("*after_optimizations.txt")))
+    assert contradiction["instruction"] == module.entry.instructions[0].name
     bare = tmp_path / "m.hlo.txt"  # the same module with no flag file beside it
     bare.write_text(next(DEFAULT.glob("*after_optimizations.txt")).read_text())
     assert _f001(bare) == []
