@@ -342,8 +342,8 @@ def test_h013_each_loop_is_judged_on_its_own():
     (over it, but its overhead under 100 us): the first two are passed over, the third is
     still reported."""
     (m,) = parse(_loops_before(TINY_LOOP.read_text(), 8, 20))
-    assert [ctx_trips for ctx_trips in (RuleContext(m, get_chip("v5e")).model.trip_count(i)
-            for i in m.entry.instructions if i.opcode == "while")] == [8, 20, 1024]
+    model = RuleContext(m, get_chip("v5e")).model
+    assert [model.trip_count(i) for i in m.entry.instructions if i.opcode == "while"] == [8, 20, 1024]
     found = _h013(m, get_chip("v5e"), min_trips=16)
     assert [f.instruction for f in found] == ["while"]
 

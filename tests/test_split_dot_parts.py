@@ -337,7 +337,6 @@ def _silu_through(nested: str) -> str:
     """HAND-WRITTEN minimal module: silu(a) * b, silu computed by a fusion whose body holds
     the fusion `nested` calls."""
     return GATE_FUSION.replace(
-        "silu {{\n", "").replace(
         "silu {\n  p = f32[64,16]{1,0} parameter(0)\n  ROOT s = f32[64,16]{1,0} logistic(p)\n}\n",
         "inner {\n  q = f32[64,16]{1,0} parameter(0)\n  v = f32[16,16]{1,0} parameter(1)\n"
         f"  ROOT s = f32[64,16]{{1,0}} {nested}\n}}\n"

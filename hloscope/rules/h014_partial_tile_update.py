@@ -71,8 +71,8 @@ class PartialTileUpdate(InstructionRule):
     @staticmethod
     def _relayout(instr: Instruction, ctx: RuleContext) -> Instruction | None:
         """The copy that retiles the update just for this write, if there is one."""
-        src = ctx.operand(instr, 1)
-        if src is None or src.opcode != "copy":
+        src = ctx.operand(instr, 1)  # (the update: the parser holds the op to its operands)
+        if src.opcode != "copy":
             return None
         before = ctx.operand(src, 0)  # (an array: the update the copy makes is one)
         return src if layout_key(before.shape) != layout_key(src.shape) else None
