@@ -6,6 +6,7 @@ real XLA dumps (fixtures/dumps/) copied into a temporary folder, with the odd en
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
@@ -33,6 +34,15 @@ def test_what_is_a_dump_folder(dump, tmp_path):
     assert not is_dump_dir(plain)  # a folder without module files
     (plain / "module_0001.jit_f").mkdir()  # named like a module's file, but a folder
     assert not is_dump_dir(plain)
+
+
+def test_a_folder_that_cannot_be_listed_is_not_a_dump(dump, monkeypatch):
+    """(as root here, permissions do not stop a listing: the error is raised as the OS would)"""
+    def refuse(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "iterdir", refuse)
+    assert not is_dump_dir(dump)
 
 
 def test_scan_skips_what_is_not_a_modules_file_and_keeps_going(dump):

@@ -79,3 +79,28 @@ def test_text_names_the_source_as_file_line_function_and_op_name():
     assert source_of({"file": "m.py"}) == "m.py"
     assert source_of({"op_name": "jit(f)/x"}) == "jit(f)/x"
     assert source_of({}) == ""
+
+
+def test_sarif_maps_the_programs_source_under_the_source_root(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text("")
+    f = _finding(source={"file": "/build/42/pkg/model.py", "line": 3, "op_name": "jit(f)/copy"})
+    report = _report(f)
+    report.source_root = str(tmp_path)
+    (related,) = json.loads(sarif.render(report))["runs"][0]["results"][0]["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"] == str(tmp_path / "pkg" / "model.py")
+
+
+def test_sarif_describes_a_rule_in_full_by_its_docstring_else_its_summary():
+    from hloscope.rules.base import Rule
+    from hloscope.rules.h001_defensive_copy import DefensiveCopy
+
+    class Bare(Rule):
+        code, name, summary = "Z901", "bare", "a rule with no docstring"
+
+    Bare.__doc__ = None
+    report = _report()
+    report.rules = [DefensiveCopy, Bare]
+    rules = {r["id"]: r for r in json.loads(sarif.render(report))["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["H001"]["fullDescription"]["text"] == DefensiveCopy.__doc__.strip() != DefensiveCopy.summary
+    assert rules["Z901"]["fullDescription"]["text"] == "a rule with no docstring"

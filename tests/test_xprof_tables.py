@@ -82,3 +82,21 @@ def test_self_time_subtracts_nested_events():
     ev = lambda op, start, dur: OpEvent("m", op, "line", start, dur)  # noqa: E731
     events = [ev("while", 0, 100), ev("a", 10, 30), ev("b", 50, 40), ev("c", 120, 10)]
     assert self_times(events) == [30, 30, 40, 10]
+
+
+def test_framework_ops_grouped_by_pass_in_text_are_the_json_groups():
+    from hloscope.units import human_seconds
+
+    doc = json.loads(CliRunner().invoke(app, ["profile", str(FRAMEWORK), "--by", "pass", "--format", "json"]).stdout)
+    b = doc["breakdown"]
+    rows = [r for r in _rows(FRAMEWORK) if r["type"] != "IDLE"]
+    assert b["total"]["ops"] == len(rows)
+    text = CliRunner().invoke(app, ["profile", str(FRAMEWORK), "--by", "pass", "--top", "2"]).stdout.splitlines()
+    at = text.index(f"  by pass: {human_seconds(b['total']['seconds'], 3)} of measured time over {len(rows)} op(s)")
+    shown = [g for g in b["groups"]][:2]  # --top 2: two groups, then the rest counted
+    for line, g in zip(text[at + 2:at + 4], shown):
+        assert line.split()[0] == g["key"]
+        assert f"{g['share'] * 100:5.1f}%" in line and human_seconds(g["seconds"], 3) in line
+    rest = b["groups"][2:]
+    assert text[at + 4] == (f"  and {len(rest)} more ({sum(g['share'] for g in rest) * 100:.1f}%; "
+                            "--top 0 lists all)")

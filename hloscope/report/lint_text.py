@@ -14,7 +14,10 @@ def _excerpt(line: str, column: int) -> tuple[str, int]:
     if len(line) <= _MAX_LINE:
         return line, column
     start = max(0, min(column - 20, len(line) - _MAX_LINE))
-    return ("..." if start else "") + line[start : start + _MAX_LINE] + "...", column - start + (3 if start else 0)
+    cut = line[start : start + _MAX_LINE]
+    before = "..." if start else ""
+    after = "..." if start + _MAX_LINE < len(line) else ""
+    return before + cut + after, column - start + len(before)
 
 
 def _source(f, root: str | None) -> str:
@@ -24,8 +27,8 @@ def _source(f, root: str | None) -> str:
     src = f.source
     if not src:
         return ""
-    location = Source(src.get("op_name", ""), map_root(src.get("file", ""), root),
-                      src.get("line", 0), src.get("function", "")).location
+    location = Source(file=map_root(src.get("file", ""), root), line=src.get("line", 0),
+                      function=src.get("function", "")).location
     op_name = src.get("op_name", "")
     return f"{location} [{op_name}]" if location and op_name else (location or op_name)
 
@@ -66,7 +69,7 @@ def render(report: LintReport) -> str:
             out.append("")
     s = report.summary()
     sev = ", ".join(f"{n} {k}" for k, n in sorted(s["by_severity"].items())) or "none"
-    grouped = len({(f.file, f.fingerprint) for f in report.findings})
+    grouped = len(groups)
     kinds = f" of {grouped} kind(s)" if grouped != s["findings"] else ""
     tail = (f"{s['findings']} finding(s){kinds} ({sev}) in {s['files']} file(s), "
             f"{s['instructions']} instructions checked")
