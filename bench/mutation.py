@@ -94,7 +94,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                      "hloscope/report/sarif.py", "hloscope/report/github.py"],
                     ["tests/test_lint_text.py", "tests/test_sarif_strict.py", "tests/test_findings.py",
                      "tests/test_lint_engine.py", "tests/test_guards.py", "tests/test_report_parts.py",
-                     "tests/test_lint_formats_parts.py"]),
+                     "tests/test_lint_formats_parts.py", "tests/test_lint_text_layout.py"]),
     # the rules' configuration and baseline files (the rules package's next survivor groups)
     "rules_config": (["hloscope/rules/config.py", "hloscope/rules/baseline.py"],
                      ["tests/test_config_parts.py", "tests/test_lint_engine.py"]),
@@ -162,7 +162,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
          "tests/test_tpu_profile.py", "tests/test_gpu_capture.py", "tests/test_roofline_text_parts.py",
          "tests/test_memory_text_parts.py", "tests/test_kernels_text_parts.py",
          "tests/test_diff_text_parts.py", "tests/test_sharding_text_parts.py",
-         "tests/test_report_small_parts.py", "tests/test_profile_text_parts.py"]),
+         "tests/test_report_small_parts.py", "tests/test_profile_text_parts.py",
+         "tests/test_xprof_tables.py"]),
     # where temporaries go in the outputs' buffers, and which chip a module is costed on
     "cost_placement": (["hloscope/cost/placement.py", "hloscope/cost/resolve.py"],
                        ["tests/test_memory.py", "tests/test_chip.py", "tests/test_sharing_parts.py",
