@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 import time
 from pathlib import Path
 
@@ -424,29 +425,46 @@ def _record(package: str, repo: Path, mutmut: list[str], done, seconds: float, *
     wording = sorted(n for n in survived if is_wording(diffs.get(n, "")))
     record["wording_only"] = len(wording)
     record["score_without_wording"] = killed / (ran - len(wording)) if ran - len(wording) else None
-    judged = equivalent()
-    same = sorted(n for n in survived if n in judged and n not in wording)
+    judged = judgements()
+    same = sorted(n for n in survived if judged.get(n, ("",))[0] == "equivalent" and n not in wording)
     record["equivalent"] = len(same)
     record["score_without_equivalent"] = killed / (ran - len(same)) if ran - len(same) else None
     record.update(extra)
-    _write(record, diffs, set(wording), {n: judged[n] for n in same})
+    _write(record, diffs, set(wording), {n: f"{judged[n][0].capitalize()}: {judged[n][1]}"
+                                         for n in survived if n in judged and n not in wording})
     return record
 
 
 EQUIVALENT = OUT / "equivalent.toml"
 
 
-def equivalent() -> dict[str, str]:
-    """Surviving mutants judged equivalent (no input tells them from the code as written), each
-    with the reason, from bench/mutation/equivalent.toml: [[group]] reason = "...", mutants =
-    ["module.function__mutmut_N", ...]. A mutant's number changes with its function's code:
-    a judgement names the code it was made on, and one whose mutant changed no longer applies."""
+def judgements() -> dict[str, tuple[str, str]]:
+    """Every judged survivor: name -> (kind, reason), from bench/mutation/equivalent.toml:
+    [[group]] kind = "...", reason = "...", mutants = ["module.function__mutmut_N", ...].
+    kind is "equivalent" (the default: no input tells the mutant from the code), "accepted"
+    (a change of behaviour judged not worth a test, the reason says why) or "by hand" (killed
+    by the test the reason names, which mutmut does not run for it: its per-function test
+    selection misses a call made in a subprocess). A mutant's number changes with its
+    function's code: a judgement names the code it was made on, and one whose mutant
+    changed no longer applies."""
     import tomllib
 
     if not EQUIVALENT.exists():
         return {}
     data = tomllib.loads(EQUIVALENT.read_text(encoding="utf-8"))
-    return {name: g["reason"] for g in data.get("group", []) for name in g.get("mutants", [])}
+    out = {}
+    for g in data.get("group", []):
+        kind = g.get("kind", "equivalent")
+        if kind not in ("equivalent", "accepted", "by hand"):
+            raise ValueError(f"{EQUIVALENT}: unknown kind {kind!r}")
+        for name in g.get("mutants", []):
+            out[name] = (kind, g["reason"])
+    return out
+
+
+def equivalent() -> dict[str, str]:
+    """The survivors judged equivalent, each with the reason (see judgements)."""
+    return {name: reason for name, (kind, reason) in judgements().items() if kind == "equivalent"}
 
 
 _DIFFS = """
@@ -526,7 +544,7 @@ def _write(record: dict, diffs: dict[str, str], wording: set[str] = frozenset(),
         lines += ["## Survivors judged equivalent", ""]
         for name in sorted(same):
             body = re.sub(r"\n{3,}", "\n\n", diffs.get(name, "").strip())
-            lines += [f"### {name}", "", f"Equivalent: {same[name]}", "", "```diff", body, "```", ""]
+            lines += [f"### {name}", "", same[name], "", "```diff", body, "```", ""]
     lines += ["## Survivors that only reword", "", ", ".join(f"`{n}`" for n in sorted(wording)) or "(none)", ""]
     (OUT / f"{record['package']}.md").write_text("\n".join(lines), encoding="utf-8")
     (OUT / f"{record['package']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
@@ -564,17 +582,21 @@ def summary() -> list[dict]:
                     covered[f] = name
         used = sorted(set(covered.values()))
         killed = ran = wording = same = 0
-        judged = equivalent()
+        kinds: Counter = Counter()
+        judged = judgements()
         for name in used:
             r = json.loads((OUT / f"{name}.json").read_text())
             killed += r["killed"]
             ran += r["killed"] + r["survived"]
             wording += r.get("wording_only") or 0
-            same += len(_behaviour_survivors(name) & judged.keys())
+            for n in _behaviour_survivors(name):
+                kinds[judged[n][0] if n in judged else "unjudged"] += 1
+        same = kinds["equivalent"]
         rows.append({"package": package, "selections": used, "killed": killed, "ran": ran,
                      "score": killed / ran if ran else None,
                      "score_without_wording": killed / (ran - wording) if ran - wording else None,
-                     "equivalent": same,
+                     "equivalent": same, "accepted": kinds["accepted"], "by_hand": kinds["by hand"],
+                     "unjudged": kinds["unjudged"],
                      "score_without_equivalent": killed / (ran - wording - same) if ran - wording - same else None,
                      "missing": [f for f in files if f not in covered]})
     return rows
@@ -601,13 +623,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if ns.summary:
         print("| package | selections | killed / ran | score | without rewordings "
-              "| and without equivalents (judged) | files not covered |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+              "| and without equivalents (judged) | accepted / killed by hand / unjudged | files not covered |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in summary():
             pct = (lambda v: f"{v:.1%}" if v is not None else "-")
             print(f"| {r['package']} | {', '.join(r['selections'])} | {r['killed']} / {r['ran']} | "
                   f"{pct(r['score'])} | {pct(r['score_without_wording'])} | "
                   f"{pct(r['score_without_equivalent'])} ({r['equivalent']}) | "
+                  f"{r['accepted']} / {r['by_hand']} / {r['unjudged']} | "
                   f"{len(r['missing'])}{': ' + ', '.join(r['missing'][:6]) if r['missing'] else ''} |")
         return 0
     names = list(PACKAGES) if ns.all else ns.packages
