@@ -100,3 +100,10 @@ def test_profile_diff():
     assert lines[4] == "  ops by change in measured time:"
     assert lines[5].split() == ["fusion.0", "1.00", "ms", "->", "2.00", "ms", "x1", "->", "x2"]
     assert len(lines) == 5 + 25
+
+
+def test_a_profile_diffs_long_op_is_cut_to_its_column():
+    record = {"a": "a.pb", "b": "b.pb", "modules": {},
+              "ops": [{"hlo_op": "f" * 50, "a": 1e-3, "b": 2e-3, "count_a": 1, "count_b": 1}]}
+    line = profile_diff_text(record).split("\n")[3]
+    assert line == "    " + "f" * 40 + "     1.00 ms ->     2.00 ms  x1 -> x1"

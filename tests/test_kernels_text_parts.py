@@ -95,3 +95,16 @@ def test_tooltips():
                             "input 0 f32[8, 128]; output 0 f32[8, 128]; VMEM ~20.00 KiB")
     assert tips["cc.2"] == "tpu_custom_call: bad"
     assert tips["cc.3"] == "tpu_custom_call: no kernel body"
+
+
+def test_a_kernel_with_no_body_at_all():
+    lines = kernels_text([_kernel(error="no backend_config")], False).split("\n")
+    assert lines == ["%cc.1 (main, line 12): custom-call tpu_custom_call -> f32[8,128]{1,0}",
+                     "  body: not decoded: no backend_config", ""]
+
+
+def test_only_a_measured_views_head_is_relabelled():
+    view = NS(to_dict=lambda: {"instruction": "cc.1", "runs": 1, "seconds": 1e-3, "kinds": {}, "shares": {},
+                               "bundles": 0, "counters": {"MXU": 50.0}, "regions": []})
+    lines = kernels_text([_kernel(text="t")], False, views={"cc.1": view}).split("\n")
+    assert lines[1:3] == ["  measured: %cc.1: 1 run(s), 1.000 ms", "    utilization over its runs: MXU 50.0%"]

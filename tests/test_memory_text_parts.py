@@ -122,3 +122,43 @@ def test_beside_xlas_own_reports():
     assert rows[7].split()[:5] == ["live-range", "peak", "-", "100.00", "MiB"]
     assert rows[7].endswith("at step 7 of XLA's schedule (all spaces)")
     assert len(rows) == 8
+
+
+def test_beside_memory_analysis_row_by_row_with_notes():
+    xla = {"argument_size_in_bytes": 64 * MiB, "output_size_in_bytes": 30 * MiB, "alias_size_in_bytes": 8 * MiB,
+           "temp_size_in_bytes": 20 * MiB, "peak_memory_in_bytes": 110 * MiB}
+    lines = memory_text([_record(xla_memory_analysis=xla)]).splitlines()[6:]
+    assert lines[0] == "    outputs                     32.00 MiB    30.00 MiB"  # (no note)
+    assert lines[2] == "    temporaries                 16.00 MiB    20.00 MiB  XLA: its heap, as laid out"
+    assert lines[3].endswith("106.00 MiB  arguments + outputs - aliased + temporaries")  # 64 + 30 - 8 + 20
+
+
+def test_a_field_memory_analysis_lacks_counts_as_zero_in_the_total():
+    """(a memory_analysis.json written by an older hloscope, or by hand, may lack a field: it
+    shows as "-" and adds nothing)"""
+    lines = memory_text([_record(xla_memory_analysis={"argument_size_in_bytes": 3 * MiB})]).splitlines()
+    total = next(ln for ln in lines if ln.split()[:1] == ["total"])
+    assert total.split()[:5] == ["total", "112.00", "MiB", "3.00", "MiB"]
+
+
+def test_a_space_the_memory_report_totals_is_shown_by_that_total():
+    xla = {"files": ["m-memory-usage-report.txt"],
+           "spaces": [{"color": 1, "name": "", "temporaries": 5 * MiB, "report_total": 6 * MiB}]}
+    lines = memory_text([_record(xla=xla, other_spaces={"VMEM (on-chip)": 4 * MiB})]).splitlines()
+    row = next(ln for ln in lines if "(color 1)" in ln)
+    assert row.split()[:7] == ["VMEM", "(on-chip)", "(color", "1)", "4.00", "MiB", "6.00"]
+
+
+def test_a_peak_at_the_first_step_and_aliased_bytes_in_mib():
+    live = [{"instruction": "p", "shape": "f32[8]{0}", "bytes": 16 * MiB, "defined": 0, "last_use": 0}]
+    r = _record(peak_step=0, peak_instruction="p", peak_live=live, timeline=[[0, "p", 16 * MiB]],
+                alias_bytes=3 * MiB + MiB // 2, hbm_bytes=108.5 * MiB)
+    lines = memory_text([r]).splitlines()
+    assert "- aliased 3.50 MiB +" in lines[1]
+    assert lines[3] == "  peak at step 0 (%p); live there:"
+
+
+def test_the_timeline_is_sixty_characters_wide_at_most():
+    points = [[k, "i", 8] for k in range(61)]  # 61 steps: slices of 2 -> 31 characters
+    assert _timeline(points) == "█" * 31
+    assert _timeline(points[:60]) == "█" * 60

@@ -126,3 +126,60 @@ def test_kernel_lines():
     assert lines[1] == "    utilization over its runs: MXU 41.3%"
     assert lines[2] == "    region0                          dma       x0        10.00 us"
     assert len(lines) == 2 + 8  # (the first 8 regions)
+
+
+def test_kernel_kinds_by_share_and_long_region_names_cut():
+    k = {"instruction": "fa", "runs": 1, "seconds": 1 * MS, "kinds": {"compute": 1, "dma": 3},
+         "shares": {"compute": 0.25, "dma": 0.75}, "bundles": 0, "counters": {},
+         "regions": [{"name": "r" * 40, "kind": "dma", "count": 2, "seconds": 1e-5}]}
+    lines = kernel_lines([k])
+    assert lines[0] == "  kernel %fa: 1 run(s), 1.000 ms; dma 75%, compute 25%"  # (largest share first)
+    assert lines[1] == "    " + "r" * 32 + " dma       x2        10.00 us"
+
+
+def test_an_empty_capture_is_a_trace_of_no_events_and_one_step_is_not_halved():
+    (head, *_) = profile_text("t.pb", _prof(events=0), _report(steps=1), None, False, 0).split("\n")
+    assert head == "t.pb: 0 op events, 1 step(s) of 16.000 ms, idle 12.5%; device Nvidia, 132 SMs"
+
+
+def test_categories_per_step_over_one_step_and_one_device():
+    report = _report(steps=1, instructions=[_row("fusion.1")])
+    del report["devices"]  # (a CPU or single-device capture names none: one)
+    lines = profile_text("t.pb", _prof(), report, None, True, 0).split("\n")
+    assert lines[1] == "  by category, per step: matmul fusion 8.000 ms, elementwise 2.000 ms"
+    report["devices"] = 1
+    assert profile_text("t.pb", _prof(), report, None, True, 0).split("\n")[1] == lines[1]
+
+
+def test_a_long_category_is_cut_and_one_device_has_no_per_device_line():
+    rows = [_row("fusion.1", category="c" * 30, devices={"/device:GPU:0": {"total_seconds": 4 * MS}})]
+    axes = {"data": {"ops": 1, "moved_bytes": 2**20, "seconds": 1 * MS, "bytes_per_s": 1e9, "share_of_peak": 0.5}}
+    lines = profile_text("t.pb", _prof(), _report(instructions=rows, collectives_by_axis=axes), None, True, 0).split("\n")
+    assert lines[3].startswith("  fusion.1" + " " * 27 + "c" * 20 + "      2 ")
+    assert lines[4].endswith("1.00 GB/s, 50.0% of the links' peak")
+    assert not any(ln.startswith("  per device:") for ln in lines)
+
+
+def test_raw_ops_at_their_edges():
+    """11 categories (10 shown), top 1, a long module name and category cut to their columns,
+    a row with no category among rows with one, and a capture whose ops took no time."""
+    ops = [{"module": "m" * 30, "hlo_op": "op.0", "count": 1, "self_seconds": 0.0, "total_seconds": 0.0,
+            "category": "k" * 25},
+           {"module": "jit_f", "hlo_op": "op.1", "count": 1, "self_seconds": 0.0, "total_seconds": 0.0}]
+    cats = {f"cat{k}": (11 - k) * MS for k in range(11)}
+    lines = profile_text("t.pb", _prof(), _report(ops=ops, op_categories=cats), None, False, 1).split("\n")
+    assert not any(ln.startswith("  by category") for ln in lines)  # (no self time: no shares)
+    assert lines[3] == "  " + "m" * 24 + " op.0" + " " * 37 + "k" * 20 + "       1     0.00 us     0.00 us   0.0%"
+    assert lines[4] == "  and 1 more (--top 0 lists all)"
+    full = profile_text("t.pb", _prof(), _report(ops=ops), None, False, 0).split("\n")
+    assert full[4] == "  jit_f" + " " * 20 + "op.1" + " " * 37 + " " * 20 + "       1     0.00 us     0.00 us   0.0%"
+    timed = [dict(ops[0], self_seconds=66 * MS)]  # (the categories split the ops' self time)
+    shown = profile_text("t.pb", _prof(), _report(ops=timed, op_categories=cats), None, False, 0).split("\n")
+    assert shown[2] == "  by category (self time): " + ", ".join(
+        f"cat{k} {(11 - k) / 66 * 100:.1f}%" for k in range(10))
+
+
+def test_raw_ops_without_categories_have_no_category_column():
+    ops = [{"module": "jit_f", "hlo_op": "op.0", "count": 2, "self_seconds": 1 * MS, "total_seconds": 1 * MS}]
+    lines = profile_text("t.pb", _prof(), _report(ops=ops), None, False, 0).split("\n")
+    assert lines[3] == "  jit_f" + " " * 20 + "op.0" + " " * 37 + "      2    1.000 ms    1.000 ms 100.0%"

@@ -97,3 +97,20 @@ def test_file_error_of_a_parse_error_reads_its_line(tmp_path):
     unnamed = FileError.of(str(f), ParseError("bad", "<string>", 3, 5))
     assert unnamed.file == str(f) and unnamed.source_line == "  ROOT p = f32[4]{0} paramter(0)"
 
+
+
+def test_a_parse_error_in_another_file_names_that_file_and_its_line(tmp_path):
+    """(a file that includes another, as a flag file names its module: the error is where the
+    parser was, not in the file the run was given)"""
+    given, other = tmp_path / "run.txt", tmp_path / "other.hlo.txt"
+    given.write_text("first\n")
+    other.write_text("HloModule m\nENTRY e {\n")
+    e = FileError.of(str(given), ParseError("bad", str(other), 2, 3))
+    assert (e.file, e.line, e.column, e.source_line) == (str(other), 2, 3, "ENTRY e {")
+
+
+def test_a_buffer_padded_by_half_says_so():
+    buffers = [{"padded_bytes": 3 * 2**10, "instruction": "p", "shape": "f32[2,192]", "ratio": 1.5}]
+    s = _stats(memory={"bytes_per_memory_space": {"device (HBM)": 3 * 2**10}, "padding_waste_bytes": 1024,
+                       "largest_buffers": buffers})
+    assert "       3.00 KiB  p f32[2,192] (padded 1.50x)" in stats_text([s], False).split("\n")

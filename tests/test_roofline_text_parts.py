@@ -99,16 +99,16 @@ def _step(**more):
 
 
 def test_the_step_line():
-    assert _step_lines(_step()) == [
+    assert _step_lines(_step(), 0) == [
         "  step (estimate): 3.000 ms = ops 2.500 ms + exposed communication 500.00 us; MFU 41.2% of 197 TFLOP/s"]
-    assert _step_lines(_step(mfu=0.0)) == [
+    assert _step_lines(_step(mfu=0.0), 0) == [
         "  step (estimate): 3.000 ms = ops 2.500 ms + exposed communication 500.00 us"]
-    assert _step_lines(_step(copies_exposed_seconds=1e-4))[0].endswith(
+    assert _step_lines(_step(copies_exposed_seconds=1e-4), 0)[0].endswith(
         "exposed communication 500.00 us + exposed async copies 100.00 us; MFU 41.2% of 197 TFLOP/s")
 
 
 def test_the_floor_and_caveat_lines():
-    lines = _step_lines(_step(floor_seconds=2e-5, op_floor_seconds=1e-6, caveat="not scheduled"))
+    lines = _step_lines(_step(floor_seconds=2e-5, op_floor_seconds=1e-6, caveat="not scheduled"), 0)
     assert lines[1] == ("  ops include 20.00 us of per-op floor: ops whose roofline is under the "
                         "1.00 us an op of this chip measures however small")
     assert lines[2] == "  caveat: not scheduled"
@@ -133,7 +133,7 @@ def test_collectives_ranked_by_exposed_time_and_cut_at_top():
     assert lines[3].endswith("hidden 100.00 us by 2 op(s), exposed 40.00 us x2")
     assert lines[4] == "    and 1 more, less exposed (--top 0 lists all)"
     assert len(_step_lines(_step(collectives=cs), top=0)) == 5
-    assert "on the links" in _step_lines(_step(collectives=cs))[1]
+    assert "on the links" in _step_lines(_step(collectives=cs), 0)[1]
 
 
 def test_a_breakdown_replaces_the_rows_and_keeps_the_step_line():
@@ -193,3 +193,50 @@ def test_clip_keeps_the_end_of_a_long_path():
     # where the first "/" of those 38 comes at 20 or later (here 25), they are kept whole
     assert clip("z" * 5 + "/" + "y" * 25 + "/" + "w" * 12) == ".." + "y" * 25 + "/" + "w" * 12
     assert len(clip("y" * 50)) == 40 and clip("y" * 50) == ".." + "y" * 38
+
+
+def test_a_collective_once_has_no_count_a_long_name_is_cut_and_no_axis_is_a_dash():
+    cs = [_collective("c" * 40, 5e-5), dict(_collective("d", 4e-5, times=3), axis=None)]
+    lines = _step_lines(_step(collectives=cs), 0)  # (d first: 40 us x3 exposed, over 50 us)
+    assert lines[2].split()[:4] == ["d", "all-reduce-start", "-", "x4"]
+    assert lines[2].endswith("exposed 40.00 us x3")
+    assert lines[3].startswith("    " + "c" * 32 + " all-reduce-start ")
+    assert lines[3].endswith("exposed 50.00 us")  # once: no " x1"
+
+
+def test_clip_cuts_at_a_slash_before_half_the_width_only():
+    # the last 38 characters: 19 a's, then "/", then 18 b's: the "/" at 19 (< 20) is cut at
+    assert clip("x" * 10 + "a" * 19 + "/" + "b" * 18) == "../" + "b" * 18
+    # 20 a's first: the "/" at 20 is not under half the width: the 38 are kept whole
+    assert clip("x" * 10 + "a" * 20 + "/" + "b" * 17) == ".." + "a" * 20 + "/" + "b" * 17
+
+
+def test_every_module_is_shown_when_the_first_has_a_breakdown():
+    b = {"by": "scope", "total": {"seconds": 1e-3, "ops": 1},
+         "groups": [_group("attn", 1e-3, 1.0)]}
+    text = roofline_text([_record([_row("a")], breakdown=b), _record([_row("z")], name="n")], 0)
+    assert "HloModule n on TPU v5e (ridge 240 FLOPs/byte)" in text.splitlines()
+
+
+def test_top_one_keeps_one_row_one_group_and_two_trips_are_counted():
+    rows = [_row("a", times=2), _row("b")]
+    lines = roofline_text([_record(rows)], 1).splitlines()
+    assert lines[4].split()[0] == "a" and lines[4].split()[-1] == "x2"
+    assert lines[5] == "  ... 1 more (--top 0 shows all)"
+    groups = [_group("mlp", 1e-3, 0.5), _group("attn", 1e-3, 0.5)]
+    out = breakdown_lines({"by": "scope", "total": {"seconds": 2e-3, "ops": 4}, "groups": groups}, 1, "roofline")
+    assert out[-1] == "  and 1 more (50.0%; --top 0 lists all)"
+
+
+def test_a_breakdown_with_no_time_says_so():
+    """(a backward time, however small, asks for the forward/backward split; a total of 0
+    has no shares to give)"""
+    b = {"by": "scope", "total": {"seconds": 0.0, "ops": 1}, "groups": [_group("mlp", 0.0, 0.0, 0.0, 1e-30)]}
+    assert breakdown_lines(b, 0, "roofline")[-1] == "  (no time)"
+
+
+def test_six_unknowns_name_five_and_count_one_more():
+    rec = _record([])
+    rec["totals"]["unknown_cost"] = [{"instruction": f"cc.{k}", "reason": "r"} for k in range(6)]
+    (line,) = [ln for ln in roofline_text([rec], 0).splitlines() if "unknown cost" in ln]
+    assert line.endswith("%cc.4: r (+1 more)")

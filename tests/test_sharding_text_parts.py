@@ -23,11 +23,11 @@ def _c(name, moved, est=None, is_async=False, **more):
 
 
 def test_the_header_and_no_collectives():
-    text = sharding_text([(NS(name="m"), _mesh(), [])], [{}], False)
+    text = sharding_text([(NS(name="m"), _mesh(), [])], [{}], False, 0)
     assert text.split("\n") == [
         "HloModule m: 8 devices; mesh (replica groups): data=4 (stride 2), model=2 (stride 1)",
         "  no collectives"]
-    none = sharding_text([(NS(name="m"), NS(devices=1, source="none", axes=[]), [])], [{"data": 3 * 2**20}], False)
+    none = sharding_text([(NS(name="m"), NS(devices=1, source="none", axes=[]), [])], [{"data": 3 * 2**20}], False, 0)
     assert none.split("\n")[:2] == ["HloModule m: 1 devices; mesh (none): none",
                                      "  bytes moved per device by axis: data 3.00 MiB"]
 
@@ -36,7 +36,7 @@ def test_a_collective_in_full():
     c = _c("ar.1", 1.5 * 2**20, est=2.5e-5, is_async=True, links="ICI", scattered_by="ds.3",
            sources=[{"parameter": "w", "local_shape": "f32[256,256]", "global_shape": "f32[1024,256]"},
                     {"parameter": "b", "local_shape": "f32[8]", "global_shape": "f32[8]"}])
-    lines = sharding_text([(NS(name="m"), _mesh(), [c])], [{}], True).split("\n")
+    lines = sharding_text([(NS(name="m"), _mesh(), [c])], [{}], True, 0).split("\n")
     assert lines[1] == ("  ar.1: all-reduce (all-reduce + %ds.3, fused by XLA) over data, 2 group(s) of 4, "
                         "1.00 MiB/device -> 1.50 MiB moved, ~25.00 us on ICI, async, 3 ops overlap")
     assert lines[2] == "      global shape f32[1024,256]; first group [0, 2, 4, 6]"
@@ -47,7 +47,7 @@ def test_a_collective_in_full():
 
 def test_no_estimate_no_links_and_no_groups():
     c = _c("ag", 2**20, links="ICI", groups=[])
-    lines = sharding_text([(NS(name="m"), _mesh(), [c])], [{}], False).split("\n")
+    lines = sharding_text([(NS(name="m"), _mesh(), [c])], [{}], False, 0).split("\n")
     assert lines[1].endswith("1.00 MiB moved, ~-, sync")
     assert lines[2].endswith("first group []")
 
@@ -62,3 +62,11 @@ def test_top_keeps_the_costliest_in_program_order():
     assert lines[-1] == "  and 2 more (--top 0 lists all)"
     assert len(sharding_text([(NS(name="m"), _mesh(), cs)], [{}], False, top=4).split("\n")) == 9
     assert len(sharding_text([(NS(name="m"), _mesh(), cs)], [{}], False, top=0).split("\n")) == 9
+
+
+def test_top_one_keeps_the_costliest_and_estimates_in_ms_show_three_decimals():
+    cs = [_c("a", 2**20, est=1.23456e-3), _c("b", 2**20, est=2.5e-5)]
+    lines = sharding_text([(NS(name="m"), _mesh(), cs)], [{}], False, top=1).split("\n")
+    assert lines[1] == "  2 collectives; the 1 costliest, in program order:"
+    assert lines[2].endswith("1.00 MiB moved, ~1.235 ms, sync")
+    assert lines[-1] == "  and 1 more (--top 0 lists all)"

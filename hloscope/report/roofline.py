@@ -57,7 +57,7 @@ def roofline_text(records: list[dict], top: int) -> str:
     return "\n".join(out)
 
 
-def _step_lines(step: dict, top: int = 0) -> list[str]:
+def _step_lines(step: dict, top: int) -> list[str]:
     """The step estimate and its collectives (hloscope.sharding.step)."""
     copies = (f" + exposed async copies {_t(step['copies_exposed_seconds'])}"
               if step.get("copies_exposed_seconds") else "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hloscope.units import human_bytes, human_seconds
 
 
-def sharding_text(results: list[tuple], per_axis: list[dict], groups: bool, top: int = 0) -> str:
+def sharding_text(results: list[tuple], per_axis: list[dict], groups: bool, top: int) -> str:
     """results: (module, mesh, collectives) per module; per_axis: bytes moved per axis; top:
     list only the `top` costliest collectives of a module (0: all, in program order)."""
     out = []
