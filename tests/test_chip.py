@@ -107,9 +107,36 @@ def test_a_cpu_module_is_costed_on_the_cpu_entry_by_api_and_cli():
     ("module_0000.jit__lambda.sm_9.0a_gpu_after_optimizations.txt", (9, 0)),
     ("module_0001.jit_step.sm_100a_gpu_after_optimizations.txt", (10, 0)),
     ("module_0000.jit_model.cl_933746096.after_optimizations.txt", None),
+    # three digits undotted: sm_120 (consumer Blackwell) is 12.0, its minor the last digit
+    ("module_0001.jit_step.sm_120_gpu_after_optimizations.txt", (12, 0)),
+    ("module_0001.jit_step.sm_121_gpu_after_optimizations.txt", (12, 1)),
 ])
 def test_compute_capability_from_dump_names(name, expected):
     assert capability(name) == expected
+
+
+def test_a_modules_own_capability_comes_before_its_folders(tmp_path):
+    """A folder of two processes' dumps (an A100's module_0001, an H100's module_0002): a
+    module's before-optimizations file, which names no GPU, takes its own module's."""
+    for name in ("module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt",
+                 "module_0002.jit_g.sm_9.0_gpu_after_optimizations.txt"):
+        (tmp_path / name).write_text("")
+    assert capability(tmp_path / "module_0001.jit_f.before_optimizations.txt") == (8, 0)
+    assert capability(tmp_path / "module_0002.jit_g.before_optimizations.txt") == (9, 0)
+    assert capability(tmp_path / "module_0003.jit_h.before_optimizations.txt") is None  # (two: no guess)
+
+
+def test_the_compile_record_of_a_folder_and_of_a_file_in_it(tmp_path):
+    from hloscope.cost.resolve import compile_record
+
+    (tmp_path / RECORD).write_text('{"chip": "v5p", "topology": "v5p:2x2x1"}')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / RECORD).write_text('{"chip": "v6e"}')
+    assert compile_record(tmp_path)["chip"] == "v5p"  # (a folder: its own record)
+    assert compile_record(tmp_path / "m.hlo.txt")["chip"] == "v5p"
+    assert compile_record(tmp_path / "sub")["chip"] == "v6e"
+    (tmp_path / "sub" / RECORD).write_text('["not", "a", "record"]')
+    assert compile_record(tmp_path / "sub") == {}
 
 
 @pytest.mark.parametrize(("tag", "chip", "assumed", "source"), [

@@ -138,3 +138,15 @@ def test_a_chain_into_the_output_holds_it_but_for_the_loop_that_carries_it():
                                                    (steps["l"] + 1, steps["r"] - 1)]
     # a lives in the output's buffer (the TPU compiler writes the chain in place)
     assert walk.buffers[walk.values["a"][0]].kind == "in output"
+
+
+def test_the_callees_peak_is_the_most_any_one_holds_per_space():
+    """Hand-made walks (stand-ins with peak_per_space): the largest of each space, not the
+    last walk's, and a space none of them uses at all stays at 0."""
+    from types import SimpleNamespace as NS
+
+    from hloscope.cost.placement import callee_peak
+
+    walks = [NS(peak_per_space=lambda: {0: 300, 1: 0}), NS(peak_per_space=lambda: {0: 100, 1: 0})]
+    assert callee_peak(walks) == {0: 300, 1: 0}
+    assert callee_peak([]) == {}

@@ -107,12 +107,12 @@ class _Walk:
         if not shape.is_tuple or index >= len(shape.elements):
             return []
         offsets = leaf_offsets(shape)
-        return self.values.get(instr.name, [])[offsets[index]:offsets[index + 1]]
+        return self.values[instr.name][offsets[index]:offsets[index + 1]]
 
     def value(self, instr: Instruction, step: int) -> list[int]:
         op = instr.opcode
         by_name = self.comp.by_name
-        operands = [by_name[o] for o in instr.operands if o in by_name]
+        operands = [by_name[o] for o in instr.operands]  # (the parser: each defined before its use)
         if op not in _NAMING and not op.endswith(_ASYNC_PARTS):  # (most: one new value)
             return self._made(instr, step, operands)
         if op == "parameter":
@@ -122,15 +122,15 @@ class _Walk:
         if op == "constant":
             return self.new(instr, step, "constant")
         if op in _SAME and operands:
-            return list(self.values.get(operands[0].name, []))
+            return list(self.values[operands[0].name])
         if op == "get-tuple-element" and operands:
             return self.leaves_of_element(operands[0], int(instr.attr("index") or 0))
         if op == "tuple" or (op == "custom-call" and instr.attr("custom_call_target") == "ConcatBitcast"):
             # ConcatBitcast: TPU lays its operands out end to end, the result is their bitcast
-            return [b for o in operands for b in self.values.get(o.name, [])]
+            return [b for o in operands for b in self.values[o.name]]
         if op == "while" and operands:
             self._callee_peaks(instr, step)
-            return list(self.values.get(operands[0].name, []))
+            return list(self.values[operands[0].name])
         if op in ("conditional", "call"):
             self._callee_peaks(instr, step)
             return self.new(instr, step)
@@ -139,9 +139,9 @@ class _Walk:
         if op.endswith("-done") and operands:
             start = operands[0]
             return self.leaves_of_element(start, 1) if start.shape.is_tuple else list(
-                self.values.get(start.name, []))
+                self.values[start.name])
         if op.endswith("-update") and operands:
-            return list(self.values.get(operands[0].name, []))
+            return list(self.values[operands[0].name])
         if op.endswith("-start") and instr.shape.is_tuple and instr.shape.elements:
             return self._start(instr, step, operands)
         return self._made(instr, step, operands)
@@ -187,7 +187,7 @@ class _Walk:
     def _reuse(self, ids: list[int], k: int, operand: Instruction) -> None:
         """Result leaf k is written into `operand`'s buffer (when that is one buffer of
         this computation): the buffer made for it holds nothing."""
-        alias = self.values.get(operand.name, [])
+        alias = self.values[operand.name]
         if len(alias) != 1:
             return
         if alias[0] >= 0 and self.buffers[alias[0]].space != self.buffers[ids[k]].space:
@@ -202,7 +202,7 @@ class _Walk:
         state updated in place: the operand is its last reader's only input from it)."""
         size, space = self.buffers[made].bytes, self.buffers[made].space
         for k in candidates:
-            ids = self.values.get(operands[k].name, [])
+            ids = self.values[operands[k].name]
             if self.platform == "gpu" and len(ids) == 1 and ids[0] >= 0 \
                     and self.buffers[ids[0]].bytes == size and self.buffers[ids[0]].space == space:
                 self.touching.add((ids[0], made))  # (through a get-tuple-element too: placement)
@@ -262,7 +262,7 @@ class _Walk:
         for e, element in enumerate(elements):
             n = leaf_count(element)
             if e == carried_element(instr.opcode):
-                mine = [b for o in operands for b in self.values.get(o.name, [])]
+                mine = [b for o in operands for b in self.values[o.name]]
                 if len(mine) == n:
                     for b in fresh[k:k + n]:
                         self.buffers[b].bytes = 0
@@ -289,20 +289,18 @@ class _Walk:
         values, buffers = self.values, self.buffers
         for step, instr in enumerate(self.comp.instructions):
             for o in instr.operands:
-                for b in values.get(o, ()):
+                for b in values[o]:
                     if b >= 0:  # (steps only grow: this read is the latest so far)
                         buffers[b].last_use = step
             values[instr.name] = self.value(instr, step)
         end = len(self.comp.instructions)
-        root = self.comp.root
-        if root is not None:
-            for b in self.values.get(root.name, []):
-                if b >= 0:
-                    self.buffers[b].last_use = end
-                    if self.buffers[b].kind == "temp":
-                        # (a callee's result is written into its caller's buffer: a loop's
-                        # state, a call's or conditional's result, which the caller counts)
-                        self.buffers[b].kind = "output" if self.outer is None else "returned"
+        for b in self.values[self.comp.root.name]:  # (the parser: no computation is empty)
+            if b >= 0:
+                self.buffers[b].last_use = end
+                if self.buffers[b].kind == "temp":
+                    # (a callee's result is written into its caller's buffer: a loop's
+                    # state, a call's or conditional's result, which the caller counts)
+                    self.buffers[b].kind = "output" if self.outer is None else "returned"
         if self.outer is None and self.platform != "tpu":
             # (XLA's buffer assigner first puts values into the outputs' allocations while
             # they are free; only the rest go to the heap, where results share operands)
@@ -353,7 +351,7 @@ def memory(module: Module, top: int = 10, chip=None) -> MemoryReport:
     report.argument_bytes = sum(b.bytes for b in hbm if b.kind == "argument")
     report.output_bytes = sum(b.bytes for b in hbm if b.kind == "output")
     root = module.entry.root
-    root_ids = walk.values.get(root.name, []) if root is not None else []
+    root_ids = walk.values[root.name]
     aliased = {b for b in root_ids if b >= 0 and walk.buffers[b].kind == "argument" and walk.buffers[b].space == 0}
     report.alias_bytes = sum(walk.buffers[b].bytes for b in aliased)
     report.output_bytes += report.alias_bytes  # XLA counts an output that is an argument in both

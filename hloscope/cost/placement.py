@@ -81,7 +81,7 @@ def _held(walk: _Walk, k: int) -> list[tuple[int, int]]:
     start, value = walk.held_from.get(k, (output.defined, k))
     loops = [s for s in range(start, output.defined)
              if walk.comp.instructions[s].opcode == "while"
-             and value in walk.values.get(walk.comp.instructions[s].name, ())]
+             and value in walk.values[walk.comp.instructions[s].name]]
     ranges, first = [], start
     for s in loops + [output.defined]:
         if first < s:
@@ -137,10 +137,9 @@ def _apply(walk: _Walk, placed: list, moved, kind: str) -> None:
 def _donated_outputs(walk: _Walk) -> set[int]:
     """Buffer ids of the root's leaves the module header aliases to a parameter."""
     root = walk.comp.root
-    raw = walk.module.input_output_alias if root is not None else ""
-    ids = walk.values.get(root.name, []) if raw else []
+    ids = walk.values[root.name]
     out = set()
-    for out_index, _, _ in alias_pairs(raw):
+    for out_index, _, _ in alias_pairs(walk.module.input_output_alias):
         at = leaf_offset(root.shape, out_index)
         if at is not None and at < len(ids) and ids[at] >= 0:
             out.add(ids[at])

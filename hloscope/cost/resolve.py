@@ -141,7 +141,6 @@ def resolve_chip(module, name: str | None = None) -> ChipChoice:
     platform = platform_of(module)
     cc = capability(path)
     if cc is not None:
-        platform = "gpu"
         key = CAPABILITY.get(cc) or CAPABILITY.get((cc[0], 0))
         if key is not None:
             try:
@@ -158,7 +157,7 @@ def resolve_chip(module, name: str | None = None) -> ChipChoice:
     what = {"tpu": "a TPU module whose generation nothing states",
             "gpu": "a GPU module whose generation nothing states"}.get(
         platform, "a module that states no platform (before optimization?)")
-    return ChipChoice(get_chip(ASSUMED.get(platform, "v5e")), what, assumed=True)
+    return ChipChoice(get_chip(ASSUMED[platform]), what, assumed=True)  # (platform_of: tpu, gpu, cpu or None)
 
 
 def chip_for(module, name: str | None) -> tuple[Chip, str | None]:
