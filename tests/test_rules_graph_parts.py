@@ -348,6 +348,19 @@ def test_h013_each_loop_is_judged_on_its_own():
     assert [f.instruction for f in found] == ["while"]
 
 
+def test_h013_passes_over_a_loop_of_unknown_trips_whatever_min_trips():
+    """The real loop with its condition's bound taken away (hand-edited: `i < i`, no constant
+    to count to): the trip count is unknown, so the loop is not judged, even at min_trips 0
+    or 1 (an unknown count is not one trip)."""
+    text = TINY_LOOP.read_text().replace("compare(%get-tuple-element.10, %constant.11)",
+                                         "compare(%get-tuple-element.10, %get-tuple-element.10)")
+    (m,) = parse(text)
+    loop = next(i for i in m.entry.instructions if i.opcode == "while")
+    assert RuleContext(m, get_chip("v5e")).model.trip_count(loop) is None
+    assert _h013(m, get_chip("v5e"), min_trips=0, min_seconds=0) == []
+    assert _h013(m, get_chip("v5e"), min_trips=1, min_seconds=0) == []
+
+
 def test_h013_figures_are_the_floor_per_op_and_the_overhead_over_the_trips():
     from hloscope.rules.base import Severity
 

@@ -41,8 +41,8 @@ class LoopOverhead(ModuleRule):
             for loop in comp.instructions:
                 if loop.opcode != "while":
                     continue
-                trips = ctx.model.trip_count(loop) or 0
-                if trips < self.options.min_trips:
+                trips = ctx.model.trip_count(loop)
+                if trips is None or trips < self.options.min_trips:  # (unknown: not judged)
                     continue
                 ops, work, spent = self._per_trip(ctx, chip, loop, floor)
                 overhead = (spent - work) * trips
