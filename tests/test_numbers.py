@@ -222,6 +222,9 @@ _CONVOLUTIONS = {  # name -> (function, lhs shape, rhs shape); NHWC x HWIO
                     (1, 9, 10, 4), (3, 3, 4, 8), 1),
     "lhs_dilated": (dict(window_strides=(1, 1), padding=((1, 1), (2, 1)), lhs_dilation=(2, 3)),
                     (1, 5, 4, 4), (3, 3, 4, 8), 1),
+    # a stride that does not meet the padding's mirror: rows at -1, 1, 3 of 5 (2 real) where
+    # the low and high padding swapped would give 0, 2, 4 (3 real)
+    "strided_off_the_mirror": (dict(window_strides=(2, 1), padding=((1, 0), (0, 1))), (1, 5, 3, 4), (1, 2, 4, 8), 1),
 }
 
 
