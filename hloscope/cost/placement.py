@@ -57,15 +57,11 @@ def place_in_outputs(walk: _Walk) -> None:
     best = None
     for order in (range(len(outputs)), sorted(range(len(outputs)), key=lambda k: -outputs[k].defined)):
         placed, moved = _assign(outputs, temps, list(order), held, ids, number, walk.touching)
-        saved = {step: walk.inner.get(step) for step in moved}
+        saved = {step: walk.inner[step] for step in moved}  # (a moved step runs a callee: its peaks)
         _apply(walk, placed, moved, "in output")
         peak = max(walk.live_per_space().get(0) or [0])
         _apply(walk, placed, (), "temp")
-        for step, peaks in saved.items():
-            if peaks is None:
-                walk.inner.pop(step, None)
-            else:
-                walk.inner[step] = peaks
+        walk.inner.update(saved)
         if best is None or peak < best[0]:
             best = (peak, placed, moved)
     _apply(walk, best[1], best[2], "in output")
