@@ -79,6 +79,30 @@ def test_a_bad_chip_table_is_refused_saying_where_and_why(row, words):
     assert str(e.value).startswith("my.toml: [bad]") and words in str(e.value)
 
 
+@pytest.mark.parametrize("field,value,words", [
+    ("peak_bf16_flops", "fast", "peak_bf16_flops = 'fast': must be a positive number"),
+    ("peak_f32_flops", 0, "peak_f32_flops = 0: must be a positive number"),  # (a peak of 0 divides by 0)
+    ("hbm_bytes", [1], "hbm_bytes = [1]: must be a positive whole number"),
+    ("hbm_bytes", 1.5, "hbm_bytes = 1.5: must be a positive whole number"),
+    ("mxu", 5, "mxu = 5: must be two positive whole numbers, as [128, 128]"),
+    ("approximate", 1, "approximate = 1: must be true or false"),
+    ("sources", "datasheet", "sources = 'datasheet': must be a list of texts"),
+    ("name", 7, "name = 7: must be a text in quotes"),
+    ("link_latency_s", -1e-6, "link_latency_s = -1e-06: must be a number of 0 or more"),
+])
+def test_a_chip_fields_value_of_the_wrong_kind_is_refused_naming_it(field, value, words):
+    """(each of these was taken as given, to fail later inside a cost, or raised a TypeError
+    the user saw as a traceback)"""
+    with pytest.raises(ChipFileError) as e:
+        add_chips({"bad": dict(ROW, **{field: value})}, "my.toml")
+    assert str(e.value) == f"my.toml: [bad] {words}"
+
+
+def test_whole_numbers_may_be_written_as_floats_and_a_latency_may_be_zero():
+    (chip,) = add_chips({"ok-chip": dict(ROW, hbm_bytes=6.4e10, link_latency_s=0.0, mxu=[256, 256])}, "my.toml")
+    assert (chip.hbm_bytes, type(chip.hbm_bytes), chip.link_latency_s, chip.mxu) == (64_000_000_000, int, 0.0, (256, 256))
+
+
 def test_chip_files(tmp_path):
     one = tmp_path / "one.toml"
     one.write_text('[chips.lab-gpu]\nname = "Lab GPU"\nplatform_name = "gpu"\npeak_bf16_flops = 1e15\n'

@@ -131,6 +131,7 @@ def test_trip_count_is_what_the_loop_runs_or_none(init, bound, step, direction, 
     got = _count(_loop(init, bound, step, direction, bound_left=bound_left, update=update,
                        step_left=step_left))
     runs = _runs(init, bound, step, direction, bound_left, update, step_left)
+    assert got is None or type(got) is int  # (a count of trips, never 10.0)
     if _read_by_xla(direction, bound_left, update, step_left, step, init, bound):
         assert got == runs
     else:
@@ -149,7 +150,12 @@ def test_not_the_pattern_unknown():
     assert _count(_loop(0, 10, 1, "LT", cond_root="and")) is None      # the condition's root no compare
     assert _count(_loop(0, 10, 1, "LT", state_tuple=False)) is None   # the state is no tuple
     assert _count(_loop(0, 10, 1, "LT", init_constant=False)) is None  # the start is no constant
-    assert _count(_loop(0, 10, 0, "LT")) is None                      # a step of 0 never ends
+    for d in ("LT", "GT", "GE", "NE"):
+        assert _count(_loop(0, 10, 0, d)) is None                     # a step of 0 never ends
+    # the counter compared with another element of the state, not a constant: no bound
+    for step in (1, -1):  # (read either way round: i < i, or i > i with the sides swapped)
+        two = _loop(0, 10, step, "LT").replace("compare(%i, %b)", "compare(%i, %i)")
+        assert "compare(%i, %i)" in two and _count(two) is None
     for operands in ("%c, %c", "%i, %i"):  # the counter set to a constant, or doubled: no step
         assert _count(_loop(1, 10, 1, "LT", operands=operands)) is None
 

@@ -98,14 +98,39 @@ def _chip(key: str, row: dict, where: str) -> Chip:
     missing = [f for f in _REQUIRED if f not in row]
     if missing:
         raise ChipFileError(f"{where}: [{key}] lacks {', '.join(missing)} (needed to cost a module)")
-    row = dict(row)
-    if "mxu" in row:
-        row["mxu"] = tuple(row["mxu"])
-    row["sources"] = tuple(row.get("sources", ()))
-    try:
-        return Chip(key=key.lower(), **row)
-    except TypeError as e:
-        raise ChipFileError(f"{where}: [{key}]: {e}") from None
+    row = {name: _value(key, name, value, where) for name, value in row.items()}
+    return Chip(key=key.lower(), **row)
+
+
+_KINDS = {f.name: str(f.type) for f in fields(Chip)}  # (the annotations, as text)
+
+
+def _value(key: str, name: str, value, where: str):
+    """A chip field's value as Chip holds it, or a ChipFileError saying what it must be."""
+    kind = _KINDS[name]
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind.startswith("tuple[int, int]"):
+        ok = (isinstance(value, list) and len(value) == 2
+              and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value))
+        want, value = "two positive whole numbers, as [128, 128]", tuple(value) if ok else value
+    elif kind.startswith("tuple[str"):
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        want, value = "a list of texts", tuple(value) if ok else value
+    elif kind.startswith(("float", "int")):
+        positive = name in _REQUIRED or not name.endswith("_s")  # (a latency or floor may be 0)
+        ok = number and (value > 0 if positive else value >= 0)
+        if kind.startswith("int"):
+            ok = ok and float(value).is_integer()
+            value = int(value) if ok else value
+        want = ("a " + ("positive " if positive else "") + ("whole number" if kind.startswith("int") else "number")
+                + ("" if positive else " of 0 or more"))
+    elif kind == "bool":
+        ok, want = isinstance(value, bool), "true or false"
+    else:
+        ok, want = isinstance(value, str), "a text in quotes"
+    if not ok:
+        raise ChipFileError(f"{where}: [{key}] {name} = {value!r}: must be {want}")
+    return value
 
 
 def add_chips(table: dict, where: str) -> list[Chip]:
