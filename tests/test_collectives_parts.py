@@ -343,3 +343,66 @@ def test_implicit_groups_of_an_async_start_and_of_a_tuple_all_gather():
         assert c.groups == [[0, 1, 2, 3], [4, 5, 6, 7]]
         assert c.moved_bytes == 3 / 4 * received
     assert by["start"].is_async
+
+
+ASYNC_FIRST = """// HAND-WRITTEN minimal module: an async-start that wraps no collective comes first
+HloModule m, num_partitions=8
+
+{SUM}
+
+wrapped {
+  x = f32[256]{0} parameter(0)
+  ROOT n = f32[256]{0} negate(x)
+}
+
+ENTRY e {
+  p = f32[256]{0} parameter(0)
+  s = ((f32[256]{0}), f32[256]{0}, u32[]) async-start(p), calls=wrapped
+  d = f32[256]{0} async-done(s)
+  ROOT r = f32[256]{0} all-reduce(d), channel_id=1, replica_groups={{0,1,2,3,4,5,6,7}}, to_apply=sum
+}
+""".replace("{SUM}", SUM)
+
+
+def test_a_collective_after_an_async_start_of_something_else_is_still_found():
+    (m,) = parse(ASYNC_FIRST, "m")
+    _, cs = analyze(m, get_chip("tpu-v5p"))
+    assert [(c.instruction, c.opcode, c.group_size) for c in cs] == [("r", "all-reduce", 8)]
+
+
+def test_a_start_whose_done_is_not_in_its_computation_has_no_done_and_no_overlap():
+    """(#39's class: a start with no matching done where it is: not overlapped by anything)"""
+    text = ASYNC_FIRST.replace(
+        "ROOT r = f32[256]{0} all-reduce(d)",
+        "ROOT r = f32[256]{0} all-reduce-start(d)")
+    (m,) = parse(text, "m")
+    _, cs = analyze(m, get_chip("tpu-v5p"))
+    (c,) = cs
+    assert (c.instruction, c.is_async, c.done, c.overlap_instructions) == ("r", True, None, 0)
+
+
+def _analyzed(body: str, header: str = "HloModule m"):
+    """HAND-WRITTEN minimal module around `body` (the entry's lines after its parameter)."""
+    text = f"{header}\n\n{SUM}\n\nENTRY e {{\n  p = f32[256]{{0}} parameter(0)\n{body}\n}}\n"
+    (m,) = parse(text, "m")
+    mesh, cs = analyze(m, get_chip("tpu-v5p"))
+    return mesh, {c.instruction: c for c in cs}
+
+
+def test_without_num_partitions_the_devices_are_what_the_collectives_imply():
+    """No num_partitions in the header: an all-gather's shapes imply 4 participants, an
+    all-reduce's groups name 4 devices, an all-gather of 2 alone implies 2."""
+    mesh, cs = _analyzed("  ROOT g = f32[1024]{0} all-gather(p), channel_id=1, replica_groups={}, dimensions={0}")
+    assert (mesh.devices, cs["g"].group_size) == (4, 4)
+    mesh, cs = _analyzed("  ROOT r = f32[256]{0} all-reduce(p), channel_id=1, replica_groups={{0,1,2,3}}, to_apply=sum")
+    assert (mesh.devices, cs["r"].group_size) == (4, 4)
+    mesh, cs = _analyzed("  ROOT g = f32[512]{0} all-gather(p), channel_id=1, replica_groups={}, dimensions={0}")
+    assert (mesh.devices, cs["g"].group_size) == (2, 2)
+    mesh, cs = _analyzed("  ROOT r = f32[256]{0} all-reduce(p), channel_id=1, replica_groups={}, to_apply=sum")
+    assert (mesh.devices, cs["r"].group_size, cs["r"].moved_bytes) == (1, 1, 0.0)  # (one device: nothing moves)
+
+
+def test_an_all_gathers_strided_groups_are_kept_as_written():
+    _, cs = _analyzed("  ROOT g = f32[1024]{0} all-gather(p), channel_id=1, replica_groups={{0,2,4,6},{1,3,5,7}}, "
+                      "dimensions={0}", "HloModule m, num_partitions=8")
+    assert cs["g"].groups == [[0, 2, 4, 6], [1, 3, 5, 7]] and cs["g"].strides == [[2, 4]]
