@@ -142,6 +142,11 @@ def test_a_fused_chain_counts_its_continuation_once():
         assert x.overlap_instructions == between
         assert x.overlap_flops == pytest.approx(matmul, rel=1e-3)
         assert len(x.clones) == 3  # (a clone of the gather in each fusion of the chain)
+    # each chain gathers its layer's weight, the parameter after the first layer's, sharded
+    # 8 ways on its rows (the step's 4096 x 4096 bf16 weights over v5p's 8 devices)
+    for k, start in enumerate(("async-collective-start", "async-collective-start.1", "async-collective-start.2")):
+        assert c[start].sources == [{"parameter": f"param.{k + 2}", "local_shape": "bf16[512,4096]",
+                                     "global_shape": "bf16[4096,4096]"}]
     sync = c["all-gather.38"]  # (the first layer's gather: nothing to hide it)
     assert (sync.is_async, sync.done, sync.overlap_instructions, sync.overlap_flops) == (False, None, 0, 0.0)
 
