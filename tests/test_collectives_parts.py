@@ -406,3 +406,18 @@ def test_an_all_gathers_strided_groups_are_kept_as_written():
     _, cs = _analyzed("  ROOT g = f32[1024]{0} all-gather(p), channel_id=1, replica_groups={{0,2,4,6},{1,3,5,7}}, "
                       "dimensions={0}", "HloModule m, num_partitions=8")
     assert cs["g"].groups == [[0, 2, 4, 6], [1, 3, 5, 7]] and cs["g"].strides == [[2, 4]]
+
+
+def test_a_gpu_collective_over_more_devices_than_a_node_crosses_the_domains():
+    """An H100's NVLink domain is 8 GPUs: an all-reduce over 16 leaves it (over the network),
+    one over 8 does not."""
+    body = ("  ROOT r = f32[256]{0} all-reduce(p), channel_id=1, replica_groups={GROUPS}, to_apply=sum")
+    wide = "{" + ",".join(map(str, range(16))) + "}"
+    (m,) = parse(f"HloModule m, num_partitions=16\n\n{SUM}\n\nENTRY e {{\n  p = f32[256]{{0}} parameter(0)\n"
+                 f"{body.replace('{GROUPS}', '{' + wide + '}')}\n}}\n", "m")
+    (c,) = analyze(m, get_chip("h100"))[1]
+    assert (c.group_size, c.crosses_domains) == (16, True)
+    (m,) = parse(f"HloModule m, num_partitions=16\n\n{SUM}\n\nENTRY e {{\n  p = f32[256]{{0}} parameter(0)\n"
+                 f"{body.replace('{GROUPS}', '{{0,1,2,3,4,5,6,7},{8,9,10,11,12,13,14,15}}')}\n}}\n", "m")
+    (c,) = analyze(m, get_chip("h100"))[1]
+    assert (c.group_size, c.crosses_domains) == (8, False)
