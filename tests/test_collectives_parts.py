@@ -421,3 +421,9 @@ def test_a_gpu_collective_over_more_devices_than_a_node_crosses_the_domains():
                  f"{body.replace('{GROUPS}', '{{0,1,2,3,4,5,6,7},{8,9,10,11,12,13,14,15}}')}\n}}\n", "m")
     (c,) = analyze(m, get_chip("h100"))[1]
     assert (c.group_size, c.crosses_domains) == (8, False)
+
+
+def test_a_reduce_scatter_of_a_computed_value_names_that_values_shape_not_its_share():
+    _, cs = _analyzed("  q = f32[256]{0} negate(p)\n  ROOT s = f32[64]{0} reduce-scatter(q), channel_id=1, "
+                      "replica_groups={{0,1,2,3}}, dimensions={0}, to_apply=sum", "HloModule m, num_partitions=4")
+    assert cs["s"].global_shape == "f32[256]"  # (what is reduced: the operand, four times the result)

@@ -89,3 +89,12 @@ def test_domains_and_words():
     assert scale_up_word(dataclasses.replace(H100, vendor="")) == "NVLink"
     # a domain of one device: each member is its own domain
     assert members_per_domain([[0, 1, 2]], 1) == (3, 1)
+
+
+def test_an_all_to_all_of_two_gpus_in_two_nodes_sends_all_of_it_over_the_network():
+    """Groups {0, 8} on H100s (8 to a node): one member per node, so the whole of what each
+    GPU sends leaves through its NIC: 2 alpha + moved / NIC bandwidth."""
+    h100 = get_chip("h100")
+    moved = 64e6
+    t = link_time(h100, "all-to-all", moved, 2, [[0, 8]])
+    assert t.crosses_domains and t.seconds == pytest.approx(2 * h100.link_latency_s + moved / h100.nic_bandwidth)

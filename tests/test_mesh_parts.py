@@ -58,6 +58,8 @@ def test_a_row_major_mesh_from_collective_strides():
     assert infer_mesh(8, [(2, 4)]) == [MeshAxis("stride2", 4, 2), MeshAxis("stride1", 2, 1)]
     # the first factor seen for a stride wins; one that does not tile is left out
     assert infer_mesh(8, [(1, 8), (1, 2)]) == [MeshAxis("stride1", 8, 1)]
+    # a factor whose span (3 x 2 = 6) does not divide the devices tiles nothing: left out
+    assert infer_mesh(8, [(3, 2)]) == [MeshAxis("stride1", 8, 1)]
     assert infer_mesh(6, [(4, 2)]) == [MeshAxis("stride1", 6, 1)]
     assert infer_mesh(1, []) == []
     # a factor that does not tile is passed over, and the next one is still read
@@ -121,3 +123,11 @@ def test_the_fsdp_dump_names_its_axis():
     (m,) = load(next(dump.glob("*.after_optimizations.txt")))
     axes, source = mesh_beside(m)
     assert [(a.name, a.size) for a in axes] == [("fsdp", 8)] and "before-optimizations" in source
+
+
+def test_named_axes_take_the_product_of_the_minor_axes_as_their_stride():
+    from hloscope.sharding.mesh import named_axes
+
+    assert named_axes([("data", 4), ("model", 2)]) == [MeshAxis("data", 4, 2), MeshAxis("model", 2, 1)]
+    assert named_axes([("pp", 2), ("data", 4), ("model", 2)]) == [
+        MeshAxis("pp", 2, 8), MeshAxis("data", 4, 2), MeshAxis("model", 2, 1)]
