@@ -427,3 +427,12 @@ def test_a_reduce_scatter_of_a_computed_value_names_that_values_shape_not_its_sh
     _, cs = _analyzed("  q = f32[256]{0} negate(p)\n  ROOT s = f32[64]{0} reduce-scatter(q), channel_id=1, "
                       "replica_groups={{0,1,2,3}}, dimensions={0}, to_apply=sum", "HloModule m, num_partitions=4")
     assert cs["s"].global_shape == "f32[256]"  # (what is reduced: the operand, four times the result)
+
+
+def test_a_replicated_parameters_global_shape_is_its_own():
+    text = ("HloModule m, num_partitions=4\n\n" + SUM + "\n\nENTRY e {\n"
+            "  q = f32[256]{0} parameter(0), sharding={replicated}\n"
+            "  ROOT r = f32[256]{0} all-reduce(q), channel_id=1, replica_groups={{0,1,2,3}}, to_apply=sum\n}\n")
+    (m,) = parse(text, "m")
+    (c,) = analyze(m, get_chip("tpu-v5p"))[1]
+    assert c.global_shape == "f32[256]"

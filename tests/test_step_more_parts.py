@@ -146,3 +146,35 @@ def test_a_gpu_start_run_in_place_is_not_overlapped():
     (x,) = s.collectives
     assert not x.is_async and x.overlapped_by == [] and x.hidden_seconds == 0.0
     assert x.exposed_seconds == x.seconds > 0
+
+
+def test_an_op_before_a_copy_start_hides_none_of_the_copy():
+    """The dot runs before the copy starts and nothing runs between start and done: the
+    copy is exposed whole (its start row's roofline time)."""
+    text = """HloModule before
+
+ENTRY e {
+  p = f32[256,256]{1,0} parameter(0)
+  w = f32[256,256]{1,0} dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = (f32[256,256]{1,0:S(1)}, f32[256,256]{1,0}, u32[]) copy-start(w)
+  d = f32[256,256]{1,0:S(1)} copy-done(c)
+  ROOT r = (f32[256,256]{1,0}, f32[256,256]{1,0:S(1)}) tuple(w, d)
+}
+"""
+    step, rows = _step(text, get_chip("v5e"))
+    assert step.copies_seconds == pytest.approx(rows["c"].t_bound)
+    assert step.copies_exposed_seconds == pytest.approx(rows["c"].t_bound)
+
+
+def test_a_copy_start_whose_done_is_elsewhere_is_no_async_copy():
+    """(a start with no copy-done reading it in its computation: not paired, not counted as
+    a copy, and the estimate still made)"""
+    text = """HloModule alone
+
+ENTRY e {
+  p = f32[256,256]{1,0} parameter(0)
+  ROOT c = (f32[256,256]{1,0:S(1)}, f32[256,256]{1,0}, u32[]) copy-start(p)
+}
+"""
+    step, _ = _step(text, get_chip("v5e"))
+    assert step.copies_seconds == 0.0 and step.copies_exposed_seconds == 0.0
