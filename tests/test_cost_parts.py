@@ -46,3 +46,18 @@ def test_memory_facts_add_up_every_allocated_buffer():
                        ("s", 4096, round(4096 / 60, 3)), ("cs", 4, 1.0)]
     assert facts["largest_buffers"][0]["shape"] == "f32[1000,100]{1,0:T(8,128)}"
     assert [b["instruction"] for b in memory_facts(m, top=1)["largest_buffers"]] == ["f"]
+
+
+def test_a_concat_bitcast_moves_nothing_in_hbm():
+    """TPU's ConcatBitcast lays its operands out end to end and bitcasts them (the real v5e
+    training step in fixtures/tpu): no HBM traffic, however its bytes are counted."""
+    from conftest import FIXTURES
+
+    from hloscope.cost.ops import CostModel
+    from hloscope.parser import load
+
+    (m,) = load(FIXTURES / "tpu" / "train_16_layers_v5e.hlo.txt")
+    model = CostModel(m)
+    found = [i for i in m.instructions()
+             if i.opcode == "custom-call" and i.attr("custom_call_target") == "ConcatBitcast"]
+    assert found and all(model.memory(i).hbm_bytes == 0 for i in found)
