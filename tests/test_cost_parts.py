@@ -61,3 +61,16 @@ def test_a_concat_bitcast_moves_nothing_in_hbm():
     found = [i for i in m.instructions()
              if i.opcode == "custom-call" and i.attr("custom_call_target") == "ConcatBitcast"]
     assert found and all(model.memory(i).hbm_bytes == 0 for i in found)
+
+
+def test_the_largest_buffers_are_five_by_default_and_the_five_largest():
+    """(stats lists five: the default of memory_facts and of the parts it adds up)"""
+    from conftest import FIXTURES
+
+    from hloscope.parser import load
+
+    (m,) = load(FIXTURES / "tpu" / "train_16_layers_v5e.hlo.txt")
+    five = memory_facts(m)["largest_buffers"]
+    every = memory_facts(m, top=10_000)["largest_buffers"]
+    assert len(every) > 5 and five == every[:5]
+    assert [b["padded_bytes"] for b in every] == sorted((b["padded_bytes"] for b in every), reverse=True)

@@ -475,3 +475,26 @@ ENTRY %e (a: f32[64,128], b: f32[2,128]) -> (f32[64,128], f32[4,128]) {
     reads, written = fusion_traffic(m, f, [m.entry.by_name["a"].shape, m.entry.by_name["b"].shape])
     assert [s.logical_bytes for s in reads] == [4 * 128 * 4, 2 * 128 * 4]
     assert [s.logical_bytes for s in written] == [2 * 128 * 4, 4 * 128 * 4]  # the update; the slice
+
+
+def test_an_async_start_costs_what_its_wrapped_computation_does():
+    """HAND-WRITTEN minimal module: an async-start wrapping an exponential of 256 floats
+    reads and writes 1 KiB and takes 256 transcendentals, as the op would unwrapped; its done
+    adds nothing."""
+    from hloscope.cost.ops import CostModel
+
+    (m,) = parse("""HloModule m
+
+wrapped {
+  x = f32[256]{0} parameter(0)
+  ROOT n = f32[256]{0} exponential(x)
+}
+
+ENTRY e {
+  p = f32[256]{0} parameter(0)
+  s = ((f32[256]{0}), f32[256]{0}, u32[]) async-start(p), calls=wrapped
+  ROOT d = f32[256]{0} async-done(s)
+}
+""", "m")
+    c = CostModel(m).module_cost()
+    assert (c.flops, c.transcendentals, c.bytes_read, c.bytes_written) == (0.0, 256.0, 1024, 1024)

@@ -188,3 +188,21 @@ def test_a_while_whose_computation_the_module_does_not_hold_has_no_count():
     assert trip_count_from_condition(m, m.entry, w) == 10
     w.computation = "elsewhere"  # (as a while of a module read in part)
     assert CostModel(m).trip_count(w) is None
+
+
+def test_the_roofline_counts_a_loop_of_unknown_trips_once_and_a_known_one_per_trip():
+    from hloscope.cost.chips import get_chip
+    from hloscope.cost.roofline import roofline
+
+    def body_times(text):
+        (m,) = parse(text)
+        return {r.times for r in roofline(m, get_chip("v5e")).rows if r.computation == "body"}
+
+    assert body_times(_loop(0, 10, 1, "LT", init_constant=False)) == {1}  # (unknown: counted once)
+    assert body_times(_loop(0, 10, 1, "LT")) == {10}
+
+
+def test_a_cost_model_counts_loops_by_their_trips_unless_told_not_to():
+    (m,) = parse(_loop(0, 10, 1, "LT"))
+    once = CostModel(m, trip_counts=False).module_cost().flops
+    assert once > 0 and CostModel(m).module_cost().flops == 10 * once  # (body and condition, per trip)
