@@ -602,6 +602,23 @@ def summary() -> list[dict]:
     return rows
 
 
+def _unfit(mutmut: list[str]) -> str | None:
+    """Why mutmut cannot run here, or None: it is missing, or its Python's pytest is 9 or later
+    (mutmut 3.8 reads an attribute pytest 9 removed, and every mutant is then "not checked")."""
+    found = shutil.which(mutmut[0])
+    if found is None:
+        return f"no {mutmut[0]} command (pip install mutmut==3.8.1, or --mutmut PATH)"
+    python = Path(found).parent / "python"
+    done = subprocess.run([str(python if python.exists() else sys.executable), "-c",
+                           "import pytest; print(pytest.__version__)"], capture_output=True, text=True)
+    major = done.stdout.strip().split(".")[0]
+    if major.isdigit() and int(major) >= 9:
+        return (f"{mutmut[0]}'s Python has pytest {done.stdout.strip()}; mutmut 3.8 needs pytest < 9: "
+                "python3 -m venv --system-site-packages v && v/bin/pip install 'pytest<9' mutmut==3.8.1, "
+                "then --mutmut v/bin/mutmut")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("packages", nargs="*")
@@ -634,6 +651,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{len(r['missing'])}{': ' + ', '.join(r['missing'][:6]) if r['missing'] else ''} |")
         return 0
     names = list(PACKAGES) if ns.all else ns.packages
+    if names and (why := _unfit(ns.mutmut.split())):
+        print(f"error: {why}", file=sys.stderr)
+        return 2
     unknown = [n for n in names if n not in PACKAGES]
     if not names or unknown:
         ap.error(f"name packages from --list (unknown: {unknown})" if unknown else "name packages or --all")
