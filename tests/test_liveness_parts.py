@@ -165,3 +165,54 @@ def test_the_peak_lists_ten_buffers_unless_asked_for_more():
     assert len(memory(m).peak_live) == 10
     r = memory(m, top=20)
     assert len(r.peak_live) == r.temp_peak_bytes // 4096 > 10
+
+
+def test_a_calls_peak_holds_what_its_callee_holds_at_once():
+    """HAND-WRITTEN minimal module: inside the call, exp(x) and log(x) (4 KiB each) are live
+    together before the add, which writes into the call's result buffer: the peak is 8 KiB,
+    at the call."""
+    (m,) = parse("""HloModule m
+
+callee {
+  x = f32[1024]{0} parameter(0)
+  a = f32[1024]{0} exponential(x)
+  c = f32[1024]{0} log(x)
+  ROOT b = f32[1024]{0} add(a, c)
+}
+
+ENTRY e {
+  p = f32[1024]{0} parameter(0)
+  r = f32[1024]{0} call(p), to_apply=callee
+  ROOT t = f32[1024]{0} negate(r)
+}
+""", "m")
+    r = memory(m)
+    assert (r.temp_peak_bytes, r.peak_instruction) == (8192, "r")
+
+
+def test_a_conditionals_peak_holds_what_its_larger_branch_holds_at_once():
+    """HAND-WRITTEN minimal module: one branch holds exp(x) and log(x) together (8 KiB), the
+    other nothing of its own: the peak is the first branch's, at the conditional."""
+    (m,) = parse("""HloModule m
+
+heavy {
+  x = f32[1024]{0} parameter(0)
+  a = f32[1024]{0} exponential(x)
+  c = f32[1024]{0} log(x)
+  ROOT b = f32[1024]{0} add(a, c)
+}
+
+light {
+  x = f32[1024]{0} parameter(0)
+  ROOT n = f32[1024]{0} negate(x)
+}
+
+ENTRY e {
+  p = f32[1024]{0} parameter(0)
+  i = s32[] parameter(1)
+  r = f32[1024]{0} conditional(i, p, p), branch_computations={heavy, light}
+  ROOT t = f32[1024]{0} negate(r)
+}
+""", "m")
+    r = memory(m)
+    assert (r.temp_peak_bytes, r.peak_instruction) == (8192, "r")
