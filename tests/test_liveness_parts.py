@@ -216,3 +216,24 @@ ENTRY e {
 """, "m")
     r = memory(m)
     assert (r.temp_peak_bytes, r.peak_instruction) == (8192, "r")
+
+
+def test_a_peak_at_the_root_names_the_root():
+    """HAND-WRITTEN minimal module: the root calls a computation that holds exp(x) and log(x)
+    (4 KiB each) at once: the peak (8 KiB) is at the last instruction, the root."""
+    (m,) = parse("""HloModule m
+
+callee {
+  x = f32[1024]{0} parameter(0)
+  a = f32[1024]{0} exponential(x)
+  c = f32[1024]{0} log(x)
+  ROOT b = f32[1024]{0} add(a, c)
+}
+
+ENTRY e {
+  p = f32[1024]{0} parameter(0)
+  ROOT r = f32[1024]{0} call(p), to_apply=callee
+}
+""", "m")
+    r = memory(m)
+    assert (r.temp_peak_bytes, r.peak_step, r.peak_instruction) == (8192, 1, "r")
