@@ -44,8 +44,12 @@ def test_an_all_reduce_start_runs_in_place_unless_nvshmem():
     assert in_place(by["two"], m) == [(0, 0), (1, 1)]  # (operand k into result leaf k)
     assert in_place(by["u"], m) == [(0, 0)]  # (a dynamic-update-slice: into its first operand)
     assert in_place(by["r"], m) == [] and in_place(by["x"], m) == []
-    nv = _module(', backend_config={"collective_backend_config":{"backend":"NVSHMEM","nvshmem":true}}')
+    # (as XLA writes it, its GPU tests' form: the backend enum's name; it was once looked for
+    # in lower case, which XLA never prints, so NVSHMEM's starts were taken as in place)
+    nv = _module(', backend_config={"collective_backend_config":{"backend":"NVSHMEM"}}')
     assert in_place(nv.entry.by_name["one"], nv) == []  # (NVSHMEM's one-shot: separate buffers)
+    default = _module(', backend_config={"collective_backend_config":{"backend":"DEFAULT"}}')
+    assert in_place(default.entry.by_name["one"], default) == [(0, 0)]
 
 
 def _tpu(config: str, operands: int = 2):
@@ -75,3 +79,14 @@ def test_backend_aliases_groups():
     later = _tpu('{"flag":true,"aliasing_operands":{"lists":[{"indices":["1","2"]}]}}')
     assert backend_aliases(later) == {0: [1]}
     assert backend_aliases(_tpu('{"flag":true}')) == {}
+
+
+def test_alias_paths_of_nested_tuples_read_every_index():
+    """XLA prints an alias path of a nested tuple element with its indices comma-separated,
+    blanks after the commas in a module header: `{0, 1}`."""
+    from hloscope.cost.sharing import alias_pairs
+
+    assert alias_pairs("{ {0, 1}: (0, {1}, may-alias), {2}: (1, {}, must-alias) }") == [
+        ((0, 1), 0, (1,)), ((2,), 1, ())]
+    assert alias_pairs("{{1}: (2, {0,1})}") == [((1,), 2, (0, 1))]
+    assert alias_pairs(None) == [] and alias_pairs("") == []

@@ -170,7 +170,7 @@ def in_place(instr: Instruction, module: Module) -> list[tuple[int, int]]:
     (through bitcasts), into the fusion operand its fused parameter names."""
     if instr.opcode in UPDATES:
         return [(0, 0)] if not instr.shape.is_tuple else []
-    if instr.opcode == "all-reduce-start" and "nvshmem" not in (instr.raw_attr("backend_config") or ""):
+    if instr.opcode == "all-reduce-start" and '"NVSHMEM"' not in (instr.raw_attr("backend_config") or ""):
         # (XLA's in-place pairs: operand k into result leaf k, or the one result; NVSHMEM's
         # one-shot algorithm needs separate buffers)
         if len(instr.operands) == 1:
