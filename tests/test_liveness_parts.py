@@ -168,19 +168,21 @@ def test_the_peak_lists_ten_buffers_unless_asked_for_more():
     assert len(r.peak_live) == r.temp_peak_bytes // 4096 > 10
 
 
-def test_a_calls_peak_holds_what_its_callee_holds_at_once():
-    """HAND-WRITTEN minimal module: inside the call, exp(x) and log(x) (4 KiB each) are live
-    together before the add, which writes into the call's result buffer: the peak is 8 KiB,
-    at the call."""
-    (m,) = parse("""HloModule m
-
-callee {
+# HAND-WRITTEN: a computation that holds exp(x) and log(x) (4 KiB each) at once, then adds them
+_CALLEE = """callee {
   x = f32[1024]{0} parameter(0)
   a = f32[1024]{0} exponential(x)
   c = f32[1024]{0} log(x)
   ROOT b = f32[1024]{0} add(a, c)
 }
+"""
 
+
+def test_a_calls_peak_holds_what_its_callee_holds_at_once():
+    """HAND-WRITTEN minimal module: inside the call, exp(x) and log(x) (4 KiB each) are live
+    together before the add, which writes into the call's result buffer: the peak is 8 KiB,
+    at the call."""
+    (m,) = parse("HloModule m\n\n" + _CALLEE + """
 ENTRY e {
   p = f32[1024]{0} parameter(0)
   r = f32[1024]{0} call(p), to_apply=callee
@@ -222,15 +224,7 @@ ENTRY e {
 def test_a_peak_at_the_root_names_the_root():
     """HAND-WRITTEN minimal module: the root calls a computation that holds exp(x) and log(x)
     (4 KiB each) at once: the peak (8 KiB) is at the last instruction, the root."""
-    (m,) = parse("""HloModule m
-
-callee {
-  x = f32[1024]{0} parameter(0)
-  a = f32[1024]{0} exponential(x)
-  c = f32[1024]{0} log(x)
-  ROOT b = f32[1024]{0} add(a, c)
-}
-
+    (m,) = parse("HloModule m\n\n" + _CALLEE + """
 ENTRY e {
   p = f32[1024]{0} parameter(0)
   ROOT r = f32[1024]{0} call(p), to_apply=callee
