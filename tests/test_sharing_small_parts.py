@@ -90,3 +90,32 @@ def test_alias_paths_of_nested_tuples_read_every_index():
         ((0, 1), 0, (1,)), ((2,), 1, ())]
     assert alias_pairs("{{1}: (2, {0,1})}") == [((1,), 2, (0, 1))]
     assert alias_pairs(None) == [] and alias_pairs("") == []
+
+
+def test_a_fusion_updating_a_buffer_it_makes_itself_is_not_in_place():
+    """HAND-WRITTEN minimal module: the fused dynamic-update-slice writes into a broadcast the
+    fusion makes, not into a fused parameter, so no operand's buffer is updated in place;
+    the same update into parameter 0 is."""
+    from hloscope.cost.sharing import in_place
+
+    def fusion(target: str):
+        (m,) = parse(f"""HloModule m
+
+fused {{
+  p0 = f32[8]{{0}} parameter(0)
+  p1 = f32[2]{{0}} parameter(1)
+  z = f32[] constant(0)
+  b = f32[8]{{0}} broadcast(z), dimensions={{}}
+  i = s32[] constant(0)
+  ROOT u = f32[8]{{0}} dynamic-update-slice({target}, p1, i)
+}}
+
+ENTRY e {{
+  x = f32[8]{{0}} parameter(0)
+  y = f32[2]{{0}} parameter(1)
+  ROOT f = f32[8]{{0}} fusion(x, y), kind=kLoop, calls=fused
+}}
+""")
+        return in_place(m.entry.by_name["f"], m)
+
+    assert fusion("b") == [] and fusion("p0") == [(0, 0)]
