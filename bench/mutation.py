@@ -175,6 +175,12 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                        "tests/test_gpu_cost.py", "tests/test_liveness_parts.py", "tests/test_h100_capture.py",
                        "tests/test_placement_parts.py",  # (sharing.first_fit's part test)
                        "tests/test_sharing_small_parts.py"]),
+    # checks of a file changed after its package's selection last ran, with that file's own
+    # part tests (later in this table than the selection that covers the file, so --summary
+    # keeps counting that one): the chip-file reader (cost_model's run takes four hours here)
+    # and H013 (rules_graph's, an hour and a half)
+    "check_chips": (["hloscope/cost/chips.py"], ["tests/test_chips_parts.py", "tests/test_chip.py"]),
+    "check_h013": (["hloscope/rules/h013_loop_overhead.py"], ["tests/test_rules_graph_parts.py"]),
 }
 # the check that bench/mutants.py's seeds still apply reads hloscope's source text, which
 # mutmut's copy has rewritten (trampolines): it fails there whatever the mutant
