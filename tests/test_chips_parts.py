@@ -89,6 +89,10 @@ def test_a_bad_chip_table_is_refused_saying_where_and_why(row, words):
     ("sources", "datasheet", "sources = 'datasheet': must be a list of texts"),
     ("name", 7, "name = 7: must be a text in quotes"),
     ("link_latency_s", -1e-6, "link_latency_s = -1e-06: must be a number of 0 or more"),
+    ("mxu", [0, 128], "mxu = [0, 128]: must be two positive whole numbers, as [128, 128]"),
+    ("mxu", [128.0, 128], "mxu = [128.0, 128]: must be two positive whole numbers, as [128, 128]"),
+    ("mxu", [True, 128], "mxu = [True, 128]: must be two positive whole numbers, as [128, 128]"),
+    ("vmem_bytes", 0, "vmem_bytes = 0: must be a positive whole number"),  # (optional, yet never 0)
 ])
 def test_a_chip_fields_value_of_the_wrong_kind_is_refused_naming_it(field, value, words):
     """(each of these was taken as given, to fail later inside a cost, or raised a TypeError
@@ -99,8 +103,16 @@ def test_a_chip_fields_value_of_the_wrong_kind_is_refused_naming_it(field, value
 
 
 def test_whole_numbers_may_be_written_as_floats_and_a_latency_may_be_zero():
-    (chip,) = add_chips({"ok-chip": dict(ROW, hbm_bytes=6.4e10, link_latency_s=0.0, mxu=[256, 256])}, "my.toml")
+    (chip,) = add_chips({"ok-chip": dict(ROW, hbm_bytes=6.4e10, link_latency_s=0.0, mxu=[256, 256],
+                                         tensorcores=1)}, "my.toml")
     assert (chip.hbm_bytes, type(chip.hbm_bytes), chip.link_latency_s, chip.mxu) == (64_000_000_000, int, 0.0, (256, 256))
+    assert chip.tensorcores == 1  # (one is positive)
+
+
+def test_complex_types_run_at_the_f32_peak():
+    chip = get_chip("v5e")
+    assert [chip.peak_flops(t) for t in ("c64", "c128", "f64", "f32")] == [chip.peak_f32_flops] * 4
+    assert chip.peak_flops("bf16") == chip.peak_flops("s32") == chip.peak_bf16_flops
 
 
 def test_chip_files(tmp_path):

@@ -372,6 +372,19 @@ def test_h013_figures_are_the_floor_per_op_and_the_overhead_over_the_trips():
     # each of the 3 ops is under the floor: a trip takes 3 floors, the work far less
     assert e["seconds_per_trip"] == pytest.approx(3 * 1.2e-6)
     assert e["roofline_seconds_per_trip"] < 1.2e-6
+    # the work per trip is the sum of the ops' own roofline times (body and condition)
+    from hloscope.cost.roofline import op_times
+    from hloscope.cost.roofline import has_row, runs_alone
+    from hloscope.units import human_seconds
+
+    loop = next(i for i in m.entry.instructions if i.opcode == "while")
+    model = RuleContext(m, v5e).model
+    ops = [i for c in (loop.attr("body"), loop.attr("condition")) for i in m.by_name[c].instructions
+           if has_row(i.opcode) and runs_alone(i.opcode)]
+    assert len(ops) == 3
+    assert e["roofline_seconds_per_trip"] == pytest.approx(sum(max(op_times(model, v5e, i)) for i in ops))
+    assert (f"{human_seconds(e['seconds_per_trip'] * 1024)} a step, of which "
+            f"{human_seconds(e['roofline_seconds_per_trip'] * 1024)} is the ops' work") in f.message
     assert f.cost["est_seconds"] == pytest.approx((e["seconds_per_trip"] - e["roofline_seconds_per_trip"]) * 1024)
     assert f.severity is Severity.WARNING
     (info,) = _h013(m, None, assumed=v5e)  # an assumed chip: the figures, no verdict
