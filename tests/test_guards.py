@@ -142,11 +142,11 @@ def test_every_guarded_bug_is_seeded_in_bench_mutants():
     assert {"diff-delta-sign", "sarif-levels-swapped", "suppress-by-name-ignored",
             "fingerprint-keeps-layer-numbers", "pass-dump-as-optimized",
             "trip-count-constant-on-the-left", "exposed-communication-once-per-loop",
-            "attribute-error-column", "diff-gate-at-threshold"} <= names
+            "attribute-error-column", "diff-gate-at-threshold", "h008-start-without-done-overlapped"} <= names
     guarded = names & {"diff-delta-sign", "sarif-levels-swapped", "suppress-by-name-ignored",
                        "fingerprint-keeps-layer-numbers", "pass-dump-as-optimized",
                        "trip-count-constant-on-the-left", "exposed-communication-once-per-loop",
-                       "attribute-error-column"}
+                       "attribute-error-column", "h008-start-without-done-overlapped"}
     assert all("tests/test_guards.py" in m.tests for m in mutants.MUTANTS if m.name in guarded)
 
 
@@ -163,3 +163,39 @@ def test_a_relayout_costs_what_the_tpu_compiler_estimated_for_it():
     line = case.read_text().splitlines()[f.line - 1]
     cycles = int(re.search(r'"estimated_cycles":"?(\d+)', line).group(1))
     assert f.cost["est_seconds"] == pytest.approx(cycles / get_chip("v5e").clock_hz)
+
+
+def test_an_async_start_without_its_done_is_not_taken_as_overlapped():
+    """HAND-WRITTEN minimal module: an all-reduce-start of 4 MiB whose done is not in its
+    computation. Nothing is seen to overlap it (the step estimate counts it exposed), so H008
+    reports it, saying why; the same start with its done right after it is reported as
+    back to back, and with a dot between them it is not reported."""
+    from conftest import make_rule
+
+    from hloscope.cost.chips import get_chip
+    from hloscope.rules.base import RuleContext
+
+    def h008(tail: str):
+        (m,) = parse(f"""HloModule m, num_partitions=4
+
+sum {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}}
+
+ENTRY e {{
+  p = f32[1024,1024]{{1,0}} parameter(0)
+  s = f32[1024,1024]{{1,0}} all-reduce-start(p), channel_id=1, replica_groups={{{{0,1,2,3}}}}, to_apply=sum
+{tail}
+}}
+""", "m.after_optimizations.txt")
+        return list(make_rule("H008").check_module(RuleContext(m, get_chip("v5p"))))
+
+    (alone,) = h008("  ROOT w = f32[1024,1024]{1,0} dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}")
+    assert "has no done in %e: nothing is seen to overlap it" in alone.message
+    (back,) = h008("  ROOT d = f32[1024,1024]{1,0} all-reduce-done(s)")
+    assert "has nothing scheduled between it and %d" in back.message
+    assert h008("  w = f32[1024,1024]{1,0} dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                "  d = f32[1024,1024]{1,0} all-reduce-done(s)\n"
+                "  ROOT t = (f32[1024,1024]{1,0}, f32[1024,1024]{1,0}) tuple(w, d)") == []

@@ -30,10 +30,11 @@ class ExposedCollective(ModuleRule):
         for c in ctx.collectives:
             if c.moved_bytes < self.options.min_bytes:
                 continue
-            if c.is_async and (c.done is None or c.overlap_instructions > 0):
-                continue
+            if c.is_async and c.done is not None and c.overlap_instructions > 0:
+                continue  # (a start whose done is not in its computation: nothing is seen to hide it)
             how = ("is synchronous: the chip waits for it" if not c.is_async else
-                   f"has nothing scheduled between it and %{c.done}")
+                   f"has nothing scheduled between it and %{c.done}" if c.done is not None else
+                   f"has no done in %{c.computation}: nothing is seen to overlap it")
             cost = {"est_seconds": c.est_seconds} if c.est_seconds else {}
             yield self.finding(
                 ctx, collective_instruction(ctx, c),
