@@ -181,6 +181,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     # and H013 (rules_graph's, an hour and a half)
     "check_chips": (["hloscope/cost/chips.py"], ["tests/test_chips_parts.py", "tests/test_chip.py"]),
     "check_h013": (["hloscope/rules/h013_loop_overhead.py"], ["tests/test_rules_graph_parts.py"]),
+    "check_h008": (["hloscope/rules/h008_exposed_collective.py"],
+                   ["tests/test_rules_graph_parts.py", "tests/test_guards.py", "tests/test_collective_records.py"]),
 }
 # the check that bench/mutants.py's seeds still apply reads hloscope's source text, which
 # mutmut's copy has rewritten (trampolines): it fails there whatever the mutant
