@@ -33,8 +33,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -436,7 +436,8 @@ def _record(package: str, repo: Path, mutmut: list[str], done, seconds: float, *
     judged = judgements()
     same = sorted(n for n in survived if judged.get(n, ("",))[0] == "equivalent" and n not in wording)
     record["equivalent"] = len(same)
-    record["score_without_equivalent"] = killed / (ran - len(same)) if ran - len(same) else None
+    rest = ran - len(wording) - len(same)  # (without the rewordings too, as --summary counts)
+    record["score_without_equivalent"] = killed / rest if rest else None
     record.update(extra)
     _write(record, diffs, set(wording), {n: f"{judged[n][0].capitalize()}: {judged[n][1]}"
                                          for n in survived if n in judged and n not in wording})
@@ -468,11 +469,6 @@ def judgements() -> dict[str, tuple[str, str]]:
         for name in g.get("mutants", []):
             out[name] = (kind, g["reason"])
     return out
-
-
-def equivalent() -> dict[str, str]:
-    """The survivors judged equivalent, each with the reason (see judgements)."""
-    return {name: reason for name, (kind, reason) in judgements().items() if kind == "equivalent"}
 
 
 _DIFFS = """
@@ -526,8 +522,8 @@ def is_wording(diff: str) -> bool:
 
 
 def _write(record: dict, diffs: dict[str, str], wording: set[str] = frozenset(),
-           same: dict[str, str] | None = None) -> None:
-    same = same or {}
+           judged: dict[str, str] | None = None) -> None:
+    judged = judged or {}
     OUT.mkdir(exist_ok=True)
     score = f"{record['score']:.1%}" if record["score"] is not None else "-"
     behaviour = record.get("score_without_wording")
@@ -539,20 +535,20 @@ def _write(record: dict, diffs: dict[str, str], wording: set[str] = frozenset(),
              f"Of the survivors, {len(wording)} only reword a message or help sentence (a changed string "
              "literal with a space in it, nothing else): accepted, as wording is not behaviour. Without "
              f"them the score is {behaviour:.1%}." if behaviour is not None else "", "",
-             (f"{len(same)} more are judged equivalent (bench/mutation/equivalent.toml, each with its "
-              f"reason, below): without them too the score is {record['score_without_equivalent']:.1%}."
-              if same else ""), "",
+             (f"{len(judged)} more are judged (bench/mutation/equivalent.toml, each with its kind and "
+              f"reason, below); without the {record['equivalent']} judged equivalent too the score is "
+              f"{record['score_without_equivalent']:.1%}." if judged else ""), "",
              "## Survivors that change behaviour", ""]
     for name, text in diffs.items():
-        if name in wording or name in same:
+        if name in wording or name in judged:
             continue
         body = re.sub(r"\n{3,}", "\n\n", text.strip())
         lines += [f"### {name}", "", "```diff", body, "```", ""]
-    if same:
-        lines += ["## Survivors judged equivalent", ""]
-        for name in sorted(same):
+    if judged:
+        lines += ["## Survivors judged", ""]
+        for name in sorted(judged):
             body = re.sub(r"\n{3,}", "\n\n", diffs.get(name, "").strip())
-            lines += [f"### {name}", "", same[name], "", "```diff", body, "```", ""]
+            lines += [f"### {name}", "", judged[name], "", "```diff", body, "```", ""]
     lines += ["## Survivors that only reword", "", ", ".join(f"`{n}`" for n in sorted(wording)) or "(none)", ""]
     (OUT / f"{record['package']}.md").write_text("\n".join(lines), encoding="utf-8")
     (OUT / f"{record['package']}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
@@ -589,7 +585,7 @@ def summary() -> list[dict]:
                 if any(f == s.rstrip("/") or (s.endswith("/") and f.startswith(s)) for s in sources):
                     covered[f] = name
         used = sorted(set(covered.values()))
-        killed = ran = wording = same = 0
+        killed = ran = wording = 0
         kinds: Counter = Counter()
         judged = judgements()
         for name in used:
@@ -659,12 +655,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"{len(r['missing'])}{': ' + ', '.join(r['missing'][:6]) if r['missing'] else ''} |")
         return 0
     names = list(PACKAGES) if ns.all else ns.packages
-    if names and (why := _unfit(ns.mutmut.split())):
-        print(f"error: {why}", file=sys.stderr)
-        return 2
     unknown = [n for n in names if n not in PACKAGES]
     if not names or unknown:
         ap.error(f"name packages from --list (unknown: {unknown})" if unknown else "name packages or --all")
+    if why := _unfit(ns.mutmut.split()):
+        print(f"error: {why}", file=sys.stderr)
+        return 2
     for name in names:
         r = (again(name, ns.mutmut.split(), ns.only, ns.minutes) if ns.again
              else run(name, ns.mutmut.split(), ns.keep))
