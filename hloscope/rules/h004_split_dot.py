@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -114,37 +115,57 @@ def _traced_input(callee, name: str) -> str:
     return str((value if value.opcode == "parameter" else callee.by_name[name]).shape)
 
 
-def _gated(module, comp, members: list[Instruction]) -> bool:
+def _gated(module, comp, members: list[Instruction], indexes: dict) -> bool:
     """Whether two members' results meet in an elementwise op (a gate: silu(x w1) * (x w3),
     gelu(a) * b), in the computation or inside the fusion that reads them. XLA fuses such a
     gate into the second matmul's epilogue; one matmul over the stacked weights has to write
     both halves out to split them, and XLA's own estimates make it slower (measured in the
     rule's doc), so such pairs are not reported. Results that meet in a matmul (attention's
     q and k) are not a gate."""
-    return _meet(module, comp, {m.name: m.name for m in members})
+    return _meet(module, comp, {m.name: m.name for m in members}, indexes)
 
 
-def _meet(module, comp, origin: dict[str, str]) -> bool:
+def _meet(module, comp, origin: dict[str, str], indexes: dict) -> bool:
     """Whether two of the values `origin` names (value -> the member it carries) reach one
     elementwise op of `comp`, in order, through ops that keep their elements (not through a
     matmul), or meet inside a fusion that reads them; a fusion with no matmul inside, nested
     fusions included, carries its operand too (silu(a) in a fusion of its own). Callees are
     defined before their callers (the parser holds modules to that), so the walk into nested
-    fusions ends."""
+    fusions ends. Only the users of what is carried are looked at, in program order (an op
+    comes after its operands, so each is judged with all it reads already known): a walk over
+    the whole computation per pair cost a 40k-op module a second."""
     origin = dict(origin)
-    for i in comp.instructions:  # (in order: operands come first)
+    positions, users = _index(comp, indexes)
+    todo = sorted({positions[u] for name in origin for u in users.get(name, ())})
+    seen = set(todo)
+    while todo:
+        i = comp.instructions[heapq.heappop(todo)]
         if i.name in origin:
             continue
         came = {origin[o] for o in i.operands if o in origin}
-        if not came or i.opcode in MATMUL:
+        if i.opcode in MATMUL:
             continue
         if len(came) >= 2:
-            if i.opcode in ELEMENTWISE or _meet_inside(module, i, origin):
+            if i.opcode in ELEMENTWISE or _meet_inside(module, i, origin, indexes):
                 return True
         elif (i.opcode in _CARRY and i.shape.is_array) or (
                 i.opcode == "fusion" and not _has_matmul(module, i)):
             origin[i.name] = next(iter(came))
+            for u in users.get(i.name, ()):
+                if positions[u] not in seen:
+                    seen.add(positions[u])
+                    heapq.heappush(todo, positions[u])
     return False
+
+
+def _index(comp, indexes: dict) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """A computation's positions and users by name, built once per computation a rule run
+    asks about (`indexes`, by computation name: names are unique in a module)."""
+    got = indexes.get(comp.name)
+    if got is None:
+        positions = {instr.name: k for k, instr in enumerate(comp.instructions)}
+        got = indexes[comp.name] = (positions, comp.users_by_name())
+    return got
 
 
 def _has_matmul(module, fusion: Instruction) -> bool:
@@ -157,7 +178,7 @@ def _has_matmul(module, fusion: Instruction) -> bool:
                for i in module.by_name[fusion.called_computations[0]].instructions)
 
 
-def _meet_inside(module, fusion: Instruction, origin: dict[str, str]) -> bool:
+def _meet_inside(module, fusion: Instruction, origin: dict[str, str], indexes: dict) -> bool:
     """Inside a fusion reading several members: do two of them meet (_meet), in nested
     fusions too?"""
     if fusion.opcode != "fusion" or not fusion.called_computations:
@@ -166,7 +187,7 @@ def _meet_inside(module, fusion: Instruction, origin: dict[str, str]) -> bool:
     seeds = {p.name: origin[fusion.operands[p.parameter_number]] for p in callee.instructions
              if p.opcode == "parameter" and p.parameter_number < len(fusion.operands)
              and fusion.operands[p.parameter_number] in origin}
-    return _meet(module, callee, seeds)
+    return _meet(module, callee, seeds, indexes)
 
 
 def _backward(ctx: RuleContext, members: list[Instruction]) -> bool:
@@ -195,6 +216,7 @@ class SplitDot(ModuleRule):
         yield from self._over_budget(ctx)
 
     def _shared_operand(self, ctx: RuleContext) -> Iterator[Finding]:
+        indexes: dict = {}  # per computation walked: positions and users (_index)
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue
@@ -231,7 +253,8 @@ class SplitDot(ModuleRule):
                     if names_set <= reported:
                         continue  # the same matmuls, reached through another shared operand
                     reported |= names_set
-                    if role[3] or _backward(ctx, members) or _gated(ctx.module, comp, members):
+                    if role[3] or _backward(ctx, members) or _gated(
+                            ctx.module, comp, members, indexes):
                         continue
                     yield self._finding(ctx, members, operand, src, role)
 
