@@ -28,7 +28,7 @@ on its own. Constants are XLA's own allocations, not counted in any of them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import accumulate
 
 from hloscope.cost.chips import platform_of
@@ -88,7 +88,6 @@ class _Walk:
         # operand dies, by XLA's rule even through a get-tuple-element: an output's
         # allocation takes them one after the other (placement.place_in_outputs)
         self.touching: set[tuple[int, int]] = set()
-        self.users: dict[str, list[str]] | None = None  # (built when a caller's buffer may be shared)
         # an output's buffer id -> (the step from which a value written in place into it
         # holds it, that value's buffer id): share()'s chains of in-place results ending in
         # an output
@@ -223,9 +222,7 @@ class _Walk:
         leaves = memory_leaves(operand.shape)
         if len(leaves) != 1 or leaves[0].padded_bytes != size or leaves[0].memory_space != space:
             return False
-        if self.users is None:
-            self.users = self.comp.users_by_name()
-        return sole_reader(self.comp, self.users, operand, self.comp.instructions[step])
+        return sole_reader(self.comp, operand, self.comp.instructions[step])
 
     def share(self) -> None:
         """Results written into an operand's buffer that dies where they are made (XLA's

@@ -283,12 +283,11 @@ def first_fit(first: int, last: int, runs: list[tuple[int, list[int]]], defined:
     return False
 
 
-def sole_reader(comp: Computation, users: dict[str, list[str]], operand: Instruction,
-                reader: Instruction) -> bool:
+def sole_reader(comp: Computation, operand: Instruction, reader: Instruction) -> bool:
     """Whether `reader` is the only reader of `operand` and no other view of the same
     parameter leaf (another get-tuple-element of it) is read: XLA may then write the reader's
     result into the operand's buffer, a loop body's state updated in place."""
-    if any(u != reader.name for u in users.get(operand.name, ())):
+    if any(u is not reader for u in comp.users().get(operand.name, ())):
         return False
     if operand.opcode == "get-tuple-element":
         index = operand.attr("index")

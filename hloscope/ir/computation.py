@@ -17,6 +17,10 @@ class Computation:
     attrs: dict[str, str] = field(default_factory=dict)
     line: int = 0
     _by_name: dict[str, Instruction] | None = None
+    # (derived indexes, built on first use and rebuilt when instructions were added since;
+    # left out of pickles: the cache keeps the IR, not what analyses asked of it)
+    _users: tuple[int, dict[str, list[Instruction]]] | None = None
+    _positions: tuple[int, dict[str, int]] | None = None
 
     def __getitem__(self, name: str) -> Instruction:
         return self.by_name[name]
@@ -45,6 +49,34 @@ class Computation:
         return [i for i in self.instructions
                 if (fragment in i.attr_text if i.attr_text else i.may_contain(fragment))]
 
+    def users(self) -> dict[str, list[Instruction]]:
+        """Each instruction's users, by its name (a user once per operand it reads the value
+        as), kept: the rules and analyses of one run share it. Not to be changed."""
+        n = len(self.instructions)
+        if self._users is None or self._users[0] != n:
+            users: dict[str, list[Instruction]] = {}
+            for instr in self.instructions:
+                for o in instr.operands:
+                    users.setdefault(o, []).append(instr)
+            self._users = (n, users)
+        return self._users[1]
+
+    def positions(self) -> dict[str, int]:
+        """Each instruction's position in the computation, by name (kept, as `users`)."""
+        n = len(self.instructions)
+        if self._positions is None or self._positions[0] != n:
+            self._positions = (n, {instr.name: k for k, instr in enumerate(self.instructions)})
+        return self._positions[1]
+
+    def __getstate__(self) -> dict:
+        return {k: getattr(self, k) for k in _KEPT}
+
+    def __setstate__(self, state: dict) -> None:
+        for k in _DERIVED:
+            setattr(self, k, None)
+        for k, v in state.items():
+            setattr(self, k, v)
+
     def users_by_name(self) -> dict[str, list[str]]:
         """Each instruction's users, by name (built anew: callers keep it while they need it)."""
         users: dict[str, list[str]] = {}
@@ -68,3 +100,7 @@ class Computation:
 
     def __repr__(self) -> str:
         return f"<Computation {self.name} ({len(self.instructions)} instructions)>"
+
+
+_DERIVED = ("_by_name", "_users", "_positions")
+_KEPT = tuple(k for k in Computation.__slots__ if k not in _DERIVED)

@@ -136,18 +136,9 @@ class RuleContext:
 
         return has_tiled_layouts(self.module)
 
-    @cached_property
-    def _users(self) -> dict[str, dict[str, list[Instruction]]]:
-        return {}  # computation -> operand name -> its users, built per computation asked
-
     def users(self, instr: Instruction) -> list[Instruction]:
-        users = self._users.get(instr.computation)
-        if users is None:
-            users = self._users[instr.computation] = {}
-            for user in self.module.by_name[instr.computation].instructions:
-                for operand in user.operands:
-                    users.setdefault(operand, []).append(user)
-        return users.get(instr.name, [])
+        """Its users in its computation (Computation.users: built once, shared)."""
+        return self.module.by_name[instr.computation].users().get(instr.name, [])
 
     @cached_property
     def loop_trips(self) -> dict[str, int]:

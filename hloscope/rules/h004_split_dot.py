@@ -115,17 +115,17 @@ def _traced_input(callee, name: str) -> str:
     return str((value if value.opcode == "parameter" else callee.by_name[name]).shape)
 
 
-def _gated(module, comp, members: list[Instruction], indexes: dict) -> bool:
+def _gated(module, comp, members: list[Instruction]) -> bool:
     """Whether two members' results meet in an elementwise op (a gate: silu(x w1) * (x w3),
     gelu(a) * b), in the computation or inside the fusion that reads them. XLA fuses such a
     gate into the second matmul's epilogue; one matmul over the stacked weights has to write
     both halves out to split them, and XLA's own estimates make it slower (measured in the
     rule's doc), so such pairs are not reported. Results that meet in a matmul (attention's
     q and k) are not a gate."""
-    return _meet(module, comp, {m.name: m.name for m in members}, indexes)
+    return _meet(module, comp, {m.name: m.name for m in members})
 
 
-def _meet(module, comp, origin: dict[str, str], indexes: dict) -> bool:
+def _meet(module, comp, origin: dict[str, str]) -> bool:
     """Whether two of the values `origin` names (value -> the member it carries) reach one
     elementwise op of `comp`, in order, through ops that keep their elements (not through a
     matmul), or meet inside a fusion that reads them; a fusion with no matmul inside, nested
@@ -135,8 +135,8 @@ def _meet(module, comp, origin: dict[str, str], indexes: dict) -> bool:
     comes after its operands, so each is judged with all it reads already known): a walk over
     the whole computation per pair cost a 40k-op module a second."""
     origin = dict(origin)
-    positions, users = _index(comp, indexes)
-    todo = sorted({positions[u] for name in origin for u in users.get(name, ())})
+    positions, users = comp.positions(), comp.users()
+    todo = sorted({positions[u.name] for name in origin for u in users.get(name, ())})
     seen = set(todo)
     while todo:
         i = comp.instructions[heapq.heappop(todo)]
@@ -146,26 +146,17 @@ def _meet(module, comp, origin: dict[str, str], indexes: dict) -> bool:
         if i.opcode in MATMUL:
             continue
         if len(came) >= 2:
-            if i.opcode in ELEMENTWISE or _meet_inside(module, i, origin, indexes):
+            if i.opcode in ELEMENTWISE or _meet_inside(module, i, origin):
                 return True
         elif (i.opcode in _CARRY and i.shape.is_array) or (
                 i.opcode == "fusion" and not _has_matmul(module, i)):
             origin[i.name] = next(iter(came))
             for u in users.get(i.name, ()):
-                if positions[u] not in seen:
-                    seen.add(positions[u])
-                    heapq.heappush(todo, positions[u])
+                k = positions[u.name]
+                if k not in seen:
+                    seen.add(k)
+                    heapq.heappush(todo, k)
     return False
-
-
-def _index(comp, indexes: dict) -> tuple[dict[str, int], dict[str, list[str]]]:
-    """A computation's positions and users by name, built once per computation a rule run
-    asks about (`indexes`, by computation name: names are unique in a module)."""
-    got = indexes.get(comp.name)
-    if got is None:
-        positions = {instr.name: k for k, instr in enumerate(comp.instructions)}
-        got = indexes[comp.name] = (positions, comp.users_by_name())
-    return got
 
 
 def _has_matmul(module, fusion: Instruction) -> bool:
@@ -178,7 +169,7 @@ def _has_matmul(module, fusion: Instruction) -> bool:
                for i in module.by_name[fusion.called_computations[0]].instructions)
 
 
-def _meet_inside(module, fusion: Instruction, origin: dict[str, str], indexes: dict) -> bool:
+def _meet_inside(module, fusion: Instruction, origin: dict[str, str]) -> bool:
     """Inside a fusion reading several members: do two of them meet (_meet), in nested
     fusions too?"""
     if fusion.opcode != "fusion" or not fusion.called_computations:
@@ -187,7 +178,7 @@ def _meet_inside(module, fusion: Instruction, origin: dict[str, str], indexes: d
     seeds = {p.name: origin[fusion.operands[p.parameter_number]] for p in callee.instructions
              if p.opcode == "parameter" and p.parameter_number < len(fusion.operands)
              and fusion.operands[p.parameter_number] in origin}
-    return _meet(module, callee, seeds, indexes)
+    return _meet(module, callee, seeds)
 
 
 def _backward(ctx: RuleContext, members: list[Instruction]) -> bool:
@@ -216,7 +207,6 @@ class SplitDot(ModuleRule):
         yield from self._over_budget(ctx)
 
     def _shared_operand(self, ctx: RuleContext) -> Iterator[Finding]:
-        indexes: dict = {}  # per computation walked: positions and users (_index)
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue
@@ -228,7 +218,7 @@ class SplitDot(ModuleRule):
             if not groups or all(len(u) < self.options.min_group for u in groups.values()):
                 continue
             reported: set[str] = set()  # matmuls already in a reported group
-            positions = {instr.name: k for k, instr in enumerate(comp.instructions)}
+            positions = comp.positions()
             # the largest shared operand first: the activation, not a norm statistic
             for operand, users in sorted(groups.items(), key=lambda kv: -_size(comp, kv[0])):
                 src = comp.by_name[operand]
@@ -254,7 +244,7 @@ class SplitDot(ModuleRule):
                         continue  # the same matmuls, reached through another shared operand
                     reported |= names_set
                     if role[3] or _backward(ctx, members) or _gated(
-                            ctx.module, comp, members, indexes):
+                            ctx.module, comp, members):
                         continue
                     yield self._finding(ctx, members, operand, src, role)
 

@@ -194,32 +194,9 @@ def global_shape(param: Instruction) -> Shape:
     return Shape(shape.element_type, tuple(d * t for d, t in zip(shape.dims, tiles)), shape.dynamic)
 
 
-class Positions:
-    """Each computation's instruction positions and users, built once per computation."""
-
-    def __init__(self) -> None:
-        self.pos: dict[str, dict[str, int]] = {}
-        self.users: dict[str, dict[str, list[Instruction]]] = {}
-
-    def of(self, comp: Computation) -> dict[str, int]:
-        found = self.pos.get(comp.name)
-        if found is None:
-            found = self.pos[comp.name] = {i.name: k for k, i in enumerate(comp.instructions)}
-        return found
-
-    def users_of(self, comp: Computation, name: str) -> list[Instruction]:
-        found = self.users.get(comp.name)
-        if found is None:
-            found = self.users[comp.name] = {}
-            for i in comp.instructions:
-                for o in i.operands:
-                    found.setdefault(o, []).append(i)
-        return found.get(name, [])
-
-
 def _between(comp: Computation, start: Instruction, done: Instruction, model: CostModel,
-             positions: Positions | None = None, skip: frozenset[str] = frozenset()) -> tuple[int, float]:
-    pos = (positions or Positions()).of(comp)
+             skip: frozenset[str] = frozenset()) -> tuple[int, float]:
+    pos = comp.positions()
     a, b = pos[start.name], pos[done.name]
     count, flops = 0, 0.0
     for instr in comp.instructions[a + 1 : b]:
@@ -231,12 +208,12 @@ def _between(comp: Computation, start: Instruction, done: Instruction, model: Co
 
 
 def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostModel,
-                   positions: Positions) -> tuple[int, float]:
+                   ) -> tuple[int, float]:
     """What runs between a chain's first and last fusion (its continuations included)."""
     if len(fusions) < 2:
         return 0, 0.0
     middles = fusions[1:-1]  # (counted once each, however they read the start's tuple)
-    count, flops = _between(comp, fusions[0], fusions[-1], model, positions,
+    count, flops = _between(comp, fusions[0], fusions[-1], model,
                             frozenset(f.name for f in middles))
     for middle in middles:
         count += 1
@@ -244,12 +221,11 @@ def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostMod
     return count, flops
 
 
-def _scattered_by(module: Module, comp: Computation, instr: Instruction, n: int,
-                  positions: Positions) -> str:
+def _scattered_by(module: Module, comp: Computation, instr: Instruction, n: int) -> str:
     """The user that keeps 1/n of an all-reduce's result (a dynamic-slice, or a fusion rooted
     in one): TPU compiles a reduce-scatter so, and fuses the pair into one reduce-scatter
     (XProf's "all-reduce-scatter fusion"); "" otherwise."""
-    users = positions.users_of(comp, instr.name)
+    users = comp.users().get(instr.name, ())
     if len(users) != 1 or n < 2 or not instr.shape.is_array:
         return ""
     user = users[0]
@@ -311,7 +287,6 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     collectives: list[Collective] = []
     factors_seen: list[tuple[int, int]] = []
     source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
-    positions = Positions()
     sizes: dict[tuple, tuple[int, int, float, str]] = {}  # (by shape ids: the module keeps them)
     for comp, instr, op in found:
         groups, rg = read_groups[id(instr)]
@@ -331,7 +306,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
             axis = ""
         operands = model.operand_shapes(instr)
         n = len(groups[0]) if groups and op != "collective-permute" else 2
-        scattered_by = _scattered_by(module, comp, instr, n, positions) if op == "all-reduce" else ""
+        scattered_by = _scattered_by(module, comp, instr, n) if op == "all-reduce" else ""
         op = "reduce-scatter" if scattered_by else op
         # (a layer's collectives repeat the last layer's shapes: sized once per signature)
         key = (op, instr.opcode, n, id(instr.shape), *map(id, operands))
@@ -355,14 +330,14 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
             continuations = [f.name for f in fusions[1:-1]]
             is_async = len(fusions) > 1
             done = fusions[-1].name if is_async else None
-            overlap = _chain_overlap(where, fusions, model, positions)
+            overlap = _chain_overlap(where, fusions, model)
             sources = _sources_of(where, named, source_cache)
         elif is_async:
-            done_instr = next((u for u in positions.users_of(comp, instr.name)
+            done_instr = next((u for u in comp.users().get(instr.name, ())
                                if u.opcode.endswith("-done")), None)
             if done_instr is not None:
                 done = done_instr.name
-                overlap = _between(comp, instr, done_instr, model, positions)
+                overlap = _between(comp, instr, done_instr, model)
             if '"is_sync":true' in (instr.raw_attr("backend_config") or "").replace('\\"', '"').replace(" ", ""):
                 is_async, overlap = False, (0, 0.0)  # XLA GPU runs it in place (is_sync)
         group_list = [list(g) for g in groups]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, fields
 from hloscope.cost.chips import Chip
 from hloscope.cost.roofline import Report, Row
 from hloscope.ir import Module
-from hloscope.sharding.collectives import Collective, Positions
+from hloscope.sharding.collectives import Collective
 
 
 @dataclass
@@ -107,8 +107,7 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
                    caveat=stage_caveat(module), platform=chip.platform)
     words = sorted({c.links for c in collectives if c.links})
     out.links = " and ".join(words)
-    positions = Positions()  # (each computation's order and users, built once)
-    copies = _async_copies(module, rows, positions)
+    copies = _async_copies(module, rows)
     for start, done in copies:
         own.update((start, done))
     ops = [r for key, r in rows.items() if key not in own]
@@ -119,7 +118,7 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
         r = rows[start]
         seconds = r.t_bound  # (the start's DMA moves the data; XLA's cost_analysis also
         # counts the done's result as accessed, which the roofline's bytes keep)
-        between = _rows_between(module, positions, start[0], start[1], done[1], rows, own)
+        between = _rows_between(module, start[0], start[1], done[1], rows, own)
         overlap = sum(x.t_estimate for x in between)
         out.copies_seconds += seconds * r.times
         out.copies_exposed_seconds += max(0.0, seconds - overlap) * r.times
@@ -127,7 +126,7 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
         times = times_of.get(c.computation, 1)
         mine = [rows[k] for k in ((c.computation, c.instruction), (c.computation, c.done or "")) if k in rows]
         seconds = c.est_seconds if c.est_seconds is not None else sum(r.t_bound for r in mine)
-        between = (_rows_between(module, positions, c.computation, c.instruction, c.done, rows, own)
+        between = (_rows_between(module, c.computation, c.instruction, c.done, rows, own)
                    if c.is_async and c.done else [])
         overlap = sum(r.t_estimate for r in between)
         hidden = min(seconds, overlap)
@@ -154,26 +153,25 @@ def stage_caveat(module: Module) -> str | None:
             "indicative only (cost the after_optimizations dump)")
 
 
-def _rows_between(module: Module, positions: Positions, computation: str, first: str,
+def _rows_between(module: Module, computation: str, first: str,
                   last: str | None, rows: dict, own: set) -> list[Row]:
     """The rows of the ops scheduled strictly between `first` and `last`."""
     comp = module.by_name.get(computation)
     if comp is None or not last:
         return []
-    pos = positions.of(comp)
+    pos = comp.positions()
     if first not in pos or last not in pos:
         return []
     return [rows[(computation, i.name)] for i in comp.instructions[pos[first] + 1:pos[last]]
             if (computation, i.name) in rows and (computation, i.name) not in own]
 
 
-def _async_copies(module: Module, rows: dict,
-                  positions: Positions) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+def _async_copies(module: Module, rows: dict) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     """(start, done) row keys of each copy-start and the copy-done that takes it."""
     out = []
     for (comp_name, name), r in rows.items():
         comp = module.by_name.get(comp_name) if r.opcode == "copy-start" else None
-        done = next((u.name for u in positions.users_of(comp, name) if u.opcode == "copy-done"),
+        done = next((u.name for u in comp.users().get(name, ()) if u.opcode == "copy-done"),
                     None) if comp is not None else None
         if done is not None:
             out.append(((comp_name, name), (comp_name, done)))
