@@ -51,15 +51,25 @@ _METADATA = ", metadata={"
 _METADATA_VALUE = len(", metadata=")  # where the value starts, after its key
 
 
+# A string as the scanner takes it: double quotes, backslash escapes, closed on the line.
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
 def _top_level(text: str, at: int) -> bool:
     """Whether position `at` of a checked attribute list (brackets paired and nested as
-    the scanner requires) lies outside every value: no string before it, and as many
-    brackets opened as closed before it (in a well-nested text, depth 0 there)."""
-    if text.find('"', 0, at) >= 0 or text.find("'", 0, at) >= 0:
+    the scanner requires, strings closed) lies outside every value: outside every string,
+    and, strings left out, as many brackets opened as closed before it (in a well-nested
+    text, depth 0 there). (Before its strings were skipped, a TPU op's backend_config,
+    printed after a metadata string, was sought by a walk over every item before it.)"""
+    head = text[:at]
+    if "'" in head:
         return False
-    c = text.count
-    return (c("{", 0, at) + c("[", 0, at) + c("(", 0, at)
-            == c("}", 0, at) + c("]", 0, at) + c(")", 0, at))
+    if '"' in head:
+        head = _STRING.sub("", head)
+        if '"' in head:  # (a string opened before `at` and not closed: `at` is inside it)
+            return False
+    c = head.count
+    return c("{") + c("[") + c("(") == c("}") + c("]") + c(")")
 
 
 @dataclass(eq=False, slots=True)
