@@ -56,3 +56,32 @@ def test_neighbourhood_and_users():
     assert {(root.computation, o) for o in root.operands} <= near
     for o in root.operands:
         assert node_id(root) in users(g, (root.computation, o))
+
+
+def test_computation_users_and_positions_agree_with_the_graph_and_survive_no_pickle():
+    """Computation.users() (the index rules and analyses share) lists each user once per
+    operand it reads the value as, equal to the networkx view's edges on a real module;
+    positions() are the list's; both are rebuilt after instructions are added, and the
+    cache's pickles leave them (and by_name) out."""
+    import pickle
+
+    (m,) = load(FIXTURES / "tpu" / "llm_v5p_big.hlo.txt")
+    g = build_graph(m)
+    comp = m.entry
+    index = comp.users()
+    assert comp.users() is index  # (kept)
+    for instr in comp.instructions:
+        mine = sorted({(u.computation, u.name) for u in index.get(instr.name, [])})
+        assert mine == sorted(n for n in users(g, node_id(instr)) if n[0] == comp.name), instr.name
+        assert sum(len(u.operands) - len([o for o in u.operands if o != instr.name])
+                   for u in {id(u): u for u in index.get(instr.name, [])}.values()) \
+            == len(index.get(instr.name, []))  # once per operand read
+    assert [comp.positions()[i.name] for i in comp.instructions] == list(range(len(comp)))
+    copy = pickle.loads(pickle.dumps(comp))
+    assert (copy._users, copy._positions, copy._by_name) == (None, None, None)
+    assert [i.name for i in copy.instructions] == [i.name for i in comp.instructions]
+    extra = copy.instructions[0].__class__("extra.1", "negate", copy.root.shape_text,
+                                           (copy.root.name,), computation=copy.name)
+    copy.users()
+    copy.instructions.append(extra)
+    assert copy.users()[copy.root.name][-1] is extra and copy.positions()["extra.1"] == len(copy) - 1
