@@ -24,7 +24,7 @@ pub struct Fields<'a> {
     pub name: &'a str,
     pub shape: &'a str,
     pub opcode: &'a str,
-    pub operands: Vec<&'a str>, // without `%`
+    pub operands: Vec<&'a str>,   // without `%`
     pub literal: Option<&'a str>, // the text inside constant(...) / parameter(...)
     pub attrs: &'a str, // from the first `,` after the operands to the end of the line, or ""
 }
@@ -314,7 +314,10 @@ fn fields(s: &str) -> Option<Fields<'_>> {
             }
             let mut e = name(ib, p)?;
             while e < ib.len() && ib[e] == b'#' {
-                let digits = ib[e + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                let digits = ib[e + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .count();
                 if digits == 0 {
                     return None;
                 }
@@ -365,7 +368,8 @@ mod tests {
 
     #[test]
     fn takes_printed_instruction_lines() {
-        let f = take("  ROOT %r = f32[8]{0} reduce(%p, %c), dimensions={1}, to_apply=%add").unwrap();
+        let f =
+            take("  ROOT %r = f32[8]{0} reduce(%p, %c), dimensions={1}, to_apply=%add").unwrap();
         assert!(f.root && f.indent == 2);
         assert_eq!((f.name, f.shape, f.opcode), ("r", "f32[8]{0}", "reduce"));
         assert_eq!(f.operands, ["p", "c"]);
@@ -383,18 +387,22 @@ mod tests {
     #[test]
     fn leaves_other_lines_to_python() {
         for s in [
-            "HloModule m", "ENTRY %e (p: f32[]) -> f32[] {", "}", "", "  // comment",
-            "  %a = f32[2]{0} add(%b , %c)",               // blank before a comma
-            "  %a = f32[2]{0} add(f32[2]{0} %b, %c)",      // typed operands
+            "HloModule m",
+            "ENTRY %e (p: f32[]) -> f32[] {",
+            "}",
+            "",
+            "  // comment",
+            "  %a = f32[2]{0} add(%b , %c)", // blank before a comma
+            "  %a = f32[2]{0} add(f32[2]{0} %b, %c)", // typed operands
             "  %a = f32[2]{0} add(%b), kind=kLoop calls=%f", // a lost comma
-            "  %a = f32[2]{0} add(%b), x=a/b",             // a comment-like slash
-            "  %a = f32[2]{0} add(%b), x={((((1))))}",     // nested deeper than LINE takes
-            "  %a = f32[2]{0} add(%b), x=\"open",           // an open string
-            "  %a = f32[2]{0} add(%b), x={\n",              // continued below
-            "  %a = f32[2]{0} add(%b) , x=1",              // a blank before the first comma
-            "  %a = f32[2]{0} custom-call(%b), x=(1]",     // mismatched brackets
-            "  %a = f32[2]{0} add(%b#, %c)",               // a `#` with no index
-            "  %a = f32[2]{0} add(%b#x, %c)",              // nor a number
+            "  %a = f32[2]{0} add(%b), x=a/b", // a comment-like slash
+            "  %a = f32[2]{0} add(%b), x={((((1))))}", // nested deeper than LINE takes
+            "  %a = f32[2]{0} add(%b), x=\"open", // an open string
+            "  %a = f32[2]{0} add(%b), x={\n", // continued below
+            "  %a = f32[2]{0} add(%b) , x=1", // a blank before the first comma
+            "  %a = f32[2]{0} custom-call(%b), x=(1]", // mismatched brackets
+            "  %a = f32[2]{0} add(%b#, %c)", // a `#` with no index
+            "  %a = f32[2]{0} add(%b#x, %c)", // nor a number
         ] {
             assert!(take(s).is_none(), "{s}");
         }

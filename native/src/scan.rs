@@ -112,7 +112,9 @@ struct Interner {
 pub fn scan(text: &str) -> Table {
     let b = text.as_bytes();
     let mut t = Table::default();
-    let mut interner = Interner { ids: HashMap::new() };
+    let mut interner = Interner {
+        ids: HashMap::new(),
+    };
     let mut open: Option<Computation> = None;
     let mut more = More::default(); // (an instruction's attributes continued on the next lines)
     let mut line_no = 0u32;
@@ -128,7 +130,16 @@ pub fn scan(text: &str) -> Table {
         if more.pending() {
             more.feed(&b[start..line_end]);
         } else {
-            read_line(b, start, line_end, line_no, &mut t, &mut interner, &mut open, &mut more);
+            read_line(
+                b,
+                start,
+                line_end,
+                line_no,
+                &mut t,
+                &mut interner,
+                &mut open,
+                &mut more,
+            );
         }
         if end == b.len() {
             break;
@@ -194,7 +205,10 @@ impl More {
         if self.depth < 0 {
             self.depth = 0;
         }
-        let trimmed = line.iter().rposition(|&c| c != b' ' && c != b'\t').map(|k| &line[..=k]);
+        let trimmed = line
+            .iter()
+            .rposition(|&c| c != b' ' && c != b'\t')
+            .map(|k| &line[..=k]);
         self.comma = !self.in_string && trimmed.is_some_and(|l| l.ends_with(b","));
     }
 }
@@ -243,7 +257,12 @@ fn read_line(
         t.module = (a as u32, z as u32);
         return;
     }
-    if line[0].is_ascii_digit() || matches!(line, b"FileNames" | b"FunctionNames" | b"FileLocations" | b"StackFrames") {
+    if line[0].is_ascii_digit()
+        || matches!(
+            line,
+            b"FileNames" | b"FunctionNames" | b"FileLocations" | b"StackFrames"
+        )
+    {
         return; // (a debug table and its rows)
     }
     if line.ends_with(b"{") {
@@ -266,14 +285,26 @@ fn read_line(
             t.misses.push(line_no);
             return;
         }
-        *open = Some(Computation { name: (a as u32, z as u32), entry, first: t.names.len() as u32, end: 0 });
+        *open = Some(Computation {
+            name: (a as u32, z as u32),
+            entry,
+            first: t.names.len() as u32,
+            end: 0,
+        });
         return;
     }
     t.misses.push(line_no);
 }
 
 /// One instruction line: where its attributes start when read, None (nothing recorded) when not.
-fn instruction(b: &[u8], mut i: usize, end: usize, line_no: u32, t: &mut Table, interner: &mut Interner) -> Option<usize> {
+fn instruction(
+    b: &[u8],
+    mut i: usize,
+    end: usize,
+    line_no: u32,
+    t: &mut Table,
+    interner: &mut Interner,
+) -> Option<usize> {
     let root = b[i..end].starts_with(b"ROOT ");
     if root {
         i += 5;
@@ -333,7 +364,8 @@ fn instruction(b: &[u8], mut i: usize, end: usize, line_no: u32, t: &mut Table, 
         None => {
             let id = t.opcode_names.len() as u16;
             interner.ids.insert(opcode.to_vec(), id);
-            t.opcode_names.push(String::from_utf8_lossy(opcode).into_owned());
+            t.opcode_names
+                .push(String::from_utf8_lossy(opcode).into_owned());
             id
         }
     };
@@ -466,14 +498,28 @@ ENTRY %main (p: f32[8,4]) -> (f32[8], f32[8,4]) {\n  %p = f32[8,4]{1,0} paramete
             let text = String::from_utf8_lossy(&v).into_owned();
             let t = scan(&text);
             let n = text.len() as u32;
-            assert!(t.names.iter().chain(&t.shapes).chain(&t.operand_spans).all(|&(a, b)| a <= b && b <= n));
+            assert!(t
+                .names
+                .iter()
+                .chain(&t.shapes)
+                .chain(&t.operand_spans)
+                .all(|&(a, b)| a <= b && b <= n));
             assert_eq!(t.operand_starts.len(), t.len() + 1);
         }
     }
 
     #[test]
     fn any_bytes_never_panic() {
-        for text in ["", "}", "{", "HloModule", "ENTRY {", "x = (", "\"", "ENTRY %e {\n ROOT %r = f32[] a(\"\\\n"] {
+        for text in [
+            "",
+            "}",
+            "{",
+            "HloModule",
+            "ENTRY {",
+            "x = (",
+            "\"",
+            "ENTRY %e {\n ROOT %r = f32[] a(\"\\\n",
+        ] {
             let _ = scan(text);
         }
     }

@@ -20,7 +20,10 @@ const BASES: [&str; 4] = [
 
 #[test]
 fn mutations_of_real_modules_never_panic() {
-    let seconds: u64 = std::env::var("FUZZ_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let seconds: u64 = std::env::var("FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
     let stop = Instant::now() + Duration::from_secs(seconds);
     let mut seed = 0x2545f4914f6cdd1du64;
     let mut next = || {
@@ -55,7 +58,12 @@ fn mutations_of_real_modules_never_panic() {
         let text = String::from_utf8_lossy(&v).into_owned();
         let t = scan(&text);
         let n = text.len() as u32;
-        assert!(t.names.iter().chain(&t.shapes).chain(&t.operand_spans).all(|&(a, b)| a <= b && b <= n));
+        assert!(t
+            .names
+            .iter()
+            .chain(&t.shapes)
+            .chain(&t.operand_spans)
+            .all(|&(a, b)| a <= b && b <= n));
         for l in text.split('\n') {
             if let Line::Instruction(f) = line(l) {
                 instructions += 1;
