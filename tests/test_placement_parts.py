@@ -6,6 +6,10 @@ end are HAND-WRITTEN minimal ones."""
 
 from __future__ import annotations
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hloscope.cost.liveness import Buffer, _Walk
 from hloscope.cost.placement import _assign, _held
 from hloscope.parser import parse
@@ -150,3 +154,91 @@ def test_the_callees_peak_is_the_most_any_one_holds_per_space():
     walks = [NS(peak_per_space=lambda: {0: 300, 1: 0}), NS(peak_per_space=lambda: {0: 100, 1: 0})]
     assert callee_peak(walks) == {0: 300, 1: 0}
     assert callee_peak([]) == {}
+
+
+# The compiled core's placement (native/src/place.rs) against the plain route.
+def _core_place():
+    from hloscope._speed import native
+
+    core = native()
+    if core is None or not hasattr(core, "place"):
+        pytest.skip("the compiled core (hloscope_native with place) is not built here")
+    return core
+
+
+_RANGE = st.tuples(st.integers(0, 30), st.integers(0, 8)).map(lambda p: (p[0], p[0] + p[1]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(outs=st.lists(st.tuples(st.integers(1, 6), st.integers(0, 40),
+                               st.lists(_RANGE, max_size=3)), min_size=1, max_size=6),
+       temps=st.lists(st.tuples(st.integers(1, 6), _RANGE, st.booleans()), max_size=14),
+       pairs=st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), max_size=10),
+       reverse=st.booleans())
+def test_the_compiled_placement_places_what_the_plain_one_does(outs, temps, pairs, reverse):
+    """Random outputs (sizes, definition steps, held ranges made disjoint and before the
+    output's definition), temporaries (some a callee's, seen at one step) and touching pairs:
+    the compiled core and assign_plain place the same temporaries and move the same steps."""
+    from hloscope.cost import placement
+
+    _core_place()
+    outputs, held, buffers = [], [], []
+    for mib, defined, ranges in outs:
+        kept, end = [], -1
+        for a, b in sorted(ranges):
+            if a > end and b < defined:
+                kept.append((a, b))
+                end = b
+        outputs.append(_buf(f"o{len(outputs)}", mib, defined, defined + 1, "output"))
+        held.append(kept)
+    buffers += outputs
+    pairs_in = []
+    for mib, (a, b), callee in temps:
+        t = _buf(f"t{len(pairs_in)}", mib, a, b)
+        buffers.append(t)
+        pairs_in.append((Buffer("c", t.instruction, "f32[]", t.bytes, 0, a, a, "temp"), t)
+                        if callee else (t, t))
+    pairs_in.sort(key=lambda p: p[0].defined)
+    pairs_in.sort(key=lambda p: p[0].bytes, reverse=True)
+    number = {id(b): k for k, b in enumerate(buffers)}
+    ids = list(range(len(outputs)))
+    order = sorted(ids, key=lambda k: -outputs[k].defined) if reverse else ids
+    touch = set(pairs)
+    try:
+        want = placement.assign_plain(outputs, pairs_in, order, held, ids, number, touch)
+    except IndexError:  # (a range the plain route indexes past: the core says the same)
+        with pytest.raises(IndexError):
+            placement._assign(outputs, pairs_in, order, held, ids, number, touch)
+        return
+    got = placement._assign(outputs, pairs_in, order, held, ids, number, touch)
+    assert [id(t) for t in got[0]] == [id(t) for t in want[0]] and got[1] == want[1]
+
+
+def test_the_compiled_placement_gives_the_plain_peaks_on_real_compiles(monkeypatch):
+    """memory() of every memory fixture and the largest TPU fixture, with placement in the
+    compiled core and in Python: the same figures, buffer by buffer."""
+    from conftest import FIXTURES
+
+    from hloscope.cost import placement
+    from hloscope.cost.liveness import memory
+    from hloscope.parser import load
+
+    _core_place()
+    files = sorted((FIXTURES / "memory").glob("*.hlo.txt")) + [FIXTURES / "tpu" / "llm_v5p_big.hlo.txt"]
+    placed = []
+    assign = placement._assign
+
+    def counted(*args):
+        got = assign(*args)
+        placed.append(len(got[0]))
+        return got
+
+    monkeypatch.setattr(placement, "_assign", counted)
+    for path in files:
+        (m,) = load(path)
+        core = memory(m).to_dict()
+        with monkeypatch.context() as patch:
+            patch.setattr(placement, "native", lambda: None)
+            plain = memory(m).to_dict()
+        assert core == plain, path.name
+    assert len(files) >= 12 and sum(placed) > 1000  # (both routes, both orders: 779 each)

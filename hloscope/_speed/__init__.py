@@ -15,6 +15,7 @@ reaches into the interpreter itself.
 | a large module parsed or counted in two processes | process (may_fork, may_spawn), fork | one process |
 | a file's checks after the scan run in a forked child while the command works on it | fork (Ahead), process | checks first, in the process |
 | installed distributions scanned for rule plug-ins without importlib.metadata | plugins | importlib.metadata |
+| the compiled core (`hloscope_native`, native/): instruction lines read, temporaries placed in outputs | `native()` | the Python scanner, `placement.assign_plain` |
 """
 
 from __future__ import annotations
@@ -25,3 +26,15 @@ import os
 def enabled() -> bool:
     """False when HLOSCOPE_PLAIN=1 (read each time, so a test can set it)."""
     return os.environ.get("HLOSCOPE_PLAIN", "") in ("", "0")
+
+
+def native():
+    """The compiled core, the `hloscope_native` module built from native/ (by ./setup.sh
+    where cargo is), or None: not built, or HLOSCOPE_PLAIN=1."""
+    if not enabled():
+        return None
+    try:
+        import hloscope_native
+    except ImportError:
+        return None
+    return hloscope_native

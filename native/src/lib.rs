@@ -5,6 +5,7 @@
 //! RuntimeError.
 
 pub mod lines;
+pub mod place;
 pub mod scan;
 
 #[cfg(feature = "python")]
@@ -160,6 +161,45 @@ mod python {
         Ok(out)
     }
 
+    /// Temporaries placed in output buffers (`place.rs`; hloscope.cost.placement's `_assign`
+    /// is the plain route): whether each temporary (bytes, first step, last step, buffer id
+    /// or -1) was placed. Outputs: bytes, definition step, held step ranges, buffer id each;
+    /// `order` the order they are tried in; `touch` the (operand, result) buffer pairs.
+    #[pyfunction]
+    #[allow(clippy::too_many_arguments)]
+    fn place(
+        py: Python<'_>,
+        bytes: Vec<i64>,
+        defined: Vec<i64>,
+        held: Vec<Vec<(i64, i64)>>,
+        ids: Vec<i64>,
+        order: Vec<usize>,
+        temps: Vec<crate::place::Temp>,
+        touch: std::collections::HashSet<(i64, i64)>,
+        run: usize,
+    ) -> PyResult<Vec<bool>> {
+        use crate::place::{assign, Outputs};
+        let n = bytes.len();
+        if defined.len() != n
+            || held.len() != n
+            || ids.len() != n
+            || order.len() != n
+            || order.iter().any(|&k| k >= n)
+        {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "place: one entry per output in bytes, defined, held, ids and order",
+            ));
+        }
+        let outputs = Outputs {
+            bytes: &bytes,
+            defined: &defined,
+            held: &held,
+            ids: &ids,
+        };
+        py.allow_threads(|| guarded(|| assign(&outputs, &order, &temps, &touch, run)))?
+            .map_err(|_| pyo3::exceptions::PyIndexError::new_err("list index out of range"))
+    }
+
     #[pymodule]
     fn hloscope_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(lines, m)?)?;
@@ -167,6 +207,7 @@ mod python {
         m.add_function(wrap_pyfunction!(scan_spans, m)?)?;
         m.add_function(wrap_pyfunction!(opcode_counts, m)?)?;
         m.add_function(wrap_pyfunction!(count, m)?)?;
+        m.add_function(wrap_pyfunction!(place, m)?)?;
         Ok(())
     }
 }

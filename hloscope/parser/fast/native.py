@@ -19,15 +19,10 @@ from hloscope.parser.reader import READER
 
 def available():
     """The extension module, or None (not built, or HLOSCOPE_PLAIN=1)."""
-    from hloscope import _speed
+    from hloscope._speed import native
 
-    if not _speed.enabled():
-        return None
-    try:
-        import hloscope_native
-    except ImportError:
-        return None
-    return hloscope_native if hasattr(hloscope_native, "lines") else None
+    core = native()
+    return core if core is not None and hasattr(core, "lines") else None
 
 
 def scan_native(native, text: str, path: str) -> list[Module]:
