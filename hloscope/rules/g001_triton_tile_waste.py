@@ -23,6 +23,8 @@ _TILES = re.compile(r'output_tiles\W*\[\s*\{\s*\W*sizes\W*\[([^\]]*)\]')
 def triton_tiling(instr: Instruction) -> dict | None:
     """{"block_m", "block_n", "split_k", ...} of a `__triton_gemm` fusion, {"tile": [...]} of
     a nested-GEMM/block-level one, else None."""
+    if not instr.may_contain("__triton"):  # (read unsplit: a TPU step has 6,000 fusions)
+        return None
     config = instr.raw_attr("backend_config") or ""
     if "__triton" not in config:
         return None
