@@ -546,3 +546,26 @@ def test_gpu_fusion_sharing_by_the_rules_branches():
     assert not gpu_fusion_shares(tr, 0, y, m)  # same count, but a transpose is no elementwise op
     m, bc, (v,) = _instr(GPU_FUSIONS_MORE, "bc")
     assert not gpu_fusion_shares(bc, 0, v, m)  # 8 elements into 1,024
+
+
+def test_aliasing_lists_read_unsplit_equal_those_of_the_backend_config():
+    """backend_aliases reads a TPU op's aliasing_operands in the unsplit attribute list; on
+    every fixture op that may hold one, what it reads equals what the split's backend_config
+    gives."""
+    from conftest import fixture_files
+
+    from hloscope.cost.sharing import backend_aliases
+    from hloscope.parser import load
+
+    compared = nonempty = 0
+    for path in fixture_files():
+        for m in load(path):
+            for instr in m.instructions():
+                if not instr.may_contain("aliasing_operands"):
+                    continue
+                unsplit = backend_aliases(instr)
+                instr.attrs  # (split: backend_aliases asks the backend_config then)
+                assert backend_aliases(instr) == unsplit, (path.name, instr.name)
+                compared += 1
+                nonempty += bool(unsplit)
+    assert compared > 1000 and nonempty > 100, (compared, nonempty)

@@ -53,7 +53,8 @@ def place_in_outputs(walk: _Walk) -> None:
                   if b.kind == "temp" and b.space == 0 and b.bytes]
     temps.sort(key=lambda t: t[0].defined)  # (then largest first: the sort is stable)
     temps.sort(key=lambda t: t[0].bytes, reverse=True)
-    held = [_held(walk, k) for k in ids]
+    whiles = _whiles(walk)
+    held = [_held(walk, k, whiles) for k in ids]
     number = {id(b): k for k, b in enumerate(walk.buffers)}
     best = None
     for order in (range(len(outputs)), sorted(range(len(outputs)), key=lambda k: -outputs[k].defined)):
@@ -68,7 +69,12 @@ def place_in_outputs(walk: _Walk) -> None:
     _apply(walk, best[1], best[2], "in output")
 
 
-def _held(walk: _Walk, k: int) -> list[tuple[int, int]]:
+def _whiles(walk: _Walk) -> list[int]:
+    """The steps of the walked computation that run a loop, in order."""
+    return [s for s, i in enumerate(walk.comp.instructions) if i.opcode == "while"]
+
+
+def _held(walk: _Walk, k: int, whiles: list[int] | None = None) -> list[tuple[int, int]]:
     """The step ranges an output's buffer is taken before the output is made: from where a
     value written in place into it (a chain of in-place results) was made, but for the steps
     of the loops that carry that value as their state (inside the body, the state's buffer
@@ -76,9 +82,10 @@ def _held(walk: _Walk, k: int) -> list[tuple[int, int]]:
     temporaries there)."""
     output = walk.buffers[k]
     start, value = walk.held_from.get(k, (output.defined, k))
-    loops = [s for s in range(start, output.defined)
-             if walk.comp.instructions[s].opcode == "while"
-             and value in walk.values[walk.comp.instructions[s].name]]
+    if whiles is None:
+        whiles = _whiles(walk)
+    within = whiles[bisect.bisect_left(whiles, start):bisect.bisect_left(whiles, output.defined)]
+    loops = [s for s in within if value in walk.values[walk.comp.instructions[s].name]]
     ranges, first = [], start
     for s in loops + [output.defined]:
         if first < s:

@@ -35,10 +35,13 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
         return [k for k in backend_aliases(instr).get(0, ()) if k < len(operands)]
     if gpu and instr.opcode == "fusion":
         return [k for k, o in enumerate(operands) if gpu_fusion_shares(instr, k, o, module)]
+    share_op = instr.opcode in _SHARE_OPS
+    if not share_op and instr.opcode != "fusion":
+        return []  # (most ops: asked of every instruction a walk makes)
     same = [k for k, o in enumerate(operands) if o.shape.is_array and o.shape.dims == dims]
-    if instr.opcode in _SHARE_OPS:
+    if share_op:
         return same
-    if instr.opcode != "fusion" or not same or not instr.called_computations:
+    if not same or not instr.called_computations:
         return []
     kind = str(instr.attr("kind") or "")
     if kind not in ("kLoop", "kInput"):
@@ -147,7 +150,11 @@ def backend_aliases(instr: Instruction) -> dict[int, list[int]]:
     leaves (an async fusion's nested tuples) are left out."""
     if not instr.may_contain("aliasing_operands"):
         return {}
-    raw = instr.raw_attr("backend_config") or ""
+    raw = instr.attr_text
+    if instr._attrs is not None or raw.count('"aliasing_operands"') != 1:
+        raw = instr.raw_attr("backend_config") or ""
+    # (else read in the unsplit list: a quote unescaped is no other value's, only the JSON
+    # of a backend_config has the key so, and seeking that value cost a walk over the list)
     at = raw.find('"aliasing_operands"')
     if at < 0:
         return {}
