@@ -132,13 +132,16 @@ def test_fast_typed_values_equal_grammar():
                        ("record", "{a=1.5}"), ("record", "{a={b=1}}"), ("bool_list", "{true, false}"),
                        ("program_shape", "{(f32[2]{1})->f32[]}"), ("slice_ranges", "{[0:1],[2:3]}"),
                        ("slice_ranges", "{[0:1], [2]}"), ("padding", "1_2x"), ("padding", "1x2"),
-                       ("shape_list", "{f32[2]{1}}"), ("shape_list", "{f32[2], }")]:
+                       ("shape_list", "{f32[2]{1}}"), ("shape_list", "{f32[2], }"),
+                       ("replica_groups", "mesh['a'=2]  {'a'}"),
+                       ("replica_groups", "mesh['a'=4] {'a':(1)2}"),
+                       ("replica_groups", "mesh['a'=2], device_ids=(1,0) {'a'}")]:
         assert fast_value(rule, text) is MISSING, (rule, text)
 
 
 @pytest.mark.parametrize("rule,text", [
     ("replica_groups", "[3]<=[8]"), ("replica_groups", "[2,4]<=[2,4]T(0,0)"),
-    ("sharding", "{devices=[2,2]<=[2,2]T(1,1)}"),
+    ("sharding", "{devices=[2,2]<=[2,2]T(1,1)}"), ("replica_groups", "mesh['a'=2] {'b'}"),
 ])
 def test_fast_typed_values_fail_like_the_grammar(rule, text):
     with pytest.raises(Exception) as grammar_err:

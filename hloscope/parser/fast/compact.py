@@ -29,6 +29,10 @@ _INT_LIST = re.compile(rf"\{{((?:{_SINTS})?)\}}")
 _GROUP_LIST = re.compile(rf"\{{((?:\{{(?:{_SINTS})?\}}(?:,\{{(?:{_SINTS})?\}})*)?)\}}")
 _GROUP = re.compile(r"\{([^{}]*)\}")
 _IOTA = re.compile(rf"\[({_INTS})\]<=\[({_INTS})\](?:T\(({_INTS})\))?")
+# the mesh form as XLA prints it with no device_ids and no sub-axes:
+# mesh['axis_0'=2,'axis_1'=4] {'axis_0'} (its names plain: no escapes to read)
+_AXIS = r"'[A-Za-z0-9_]+'"
+_MESH = re.compile(rf"mesh\[({_AXIS}=[0-9]+(?:,{_AXIS}=[0-9]+)*)\] \{{({_AXIS}(?:,{_AXIS})*)\}}")
 _NAME = rf"%?{NAME}"
 _BOOLS = re.compile(rf"\{{((?:{_NAME})(?:,{_NAME})*)?\}}")
 # (a string as an unrolled loop: a run of plain characters at a time, not one alternation
@@ -247,6 +251,14 @@ def fast_value(rule: str, text: str) -> Any:
         m = _GROUP_LIST.fullmatch(text)
         if m is not None:
             return ReplicaGroups("list", tuple(_ints(g) for g in _GROUP.findall(m.group(1))))
+        m = _MESH.fullmatch(text)
+        if m is not None:
+            from hloscope.ir.values import mesh_groups
+
+            axes = tuple((a[1:a.index("'", 1)], int(a[a.rindex("=") + 1:]))
+                         for a in m.group(1).split(","))
+            refs = tuple(r[1:-1] for r in m.group(2).split(","))
+            return ReplicaGroups("mesh", mesh_groups(axes, refs, ()), mesh_axes=axes, mesh_refs=refs)
     elif rule == "bool_list":
         m = _BOOLS.fullmatch(text)
         if m is not None:
