@@ -141,24 +141,47 @@ mod python {
     #[pyfunction]
     fn lines<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         use crate::lines::{line, Line};
+        use pyo3::types::PyString;
+        use std::collections::HashMap;
         let out = PyList::empty(py);
         let split: Vec<&str> = text.split('\n').collect();
         let read: Vec<Line> =
             py.allow_threads(|| guarded(|| split.iter().map(|s| line(s)).collect()))?;
+        // one Python string per distinct text: an operand is the name its instruction was
+        // given (one object, not a copy per use), and a layer's shapes and opcodes repeat
+        let mut strings: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
         for (k, l) in read.into_iter().enumerate() {
             let no = k + 1;
             match l {
                 Line::Other => out.append(no)?,
                 Line::Instruction(f) => {
-                    let operands = pyo3::types::PyTuple::new(py, f.operands)?;
+                    let name = intern(py, &mut strings, f.name);
+                    let shape = intern(py, &mut strings, f.shape);
+                    let opcode = intern(py, &mut strings, f.opcode);
+                    let operands: Vec<Bound<'py, PyString>> = f
+                        .operands
+                        .iter()
+                        .map(|o| intern(py, &mut strings, o))
+                        .collect();
+                    let operands = pyo3::types::PyTuple::new(py, operands)?;
                     out.append((
-                        no, f.indent, f.root, f.name, f.shape, f.opcode, operands, f.literal,
-                        f.attrs,
+                        no, f.indent, f.root, name, shape, opcode, operands, f.literal, f.attrs,
                     ))?
                 }
             }
         }
         Ok(out)
+    }
+
+    fn intern<'py, 'a>(
+        py: Python<'py>,
+        strings: &mut std::collections::HashMap<&'a str, Bound<'py, pyo3::types::PyString>>,
+        s: &'a str,
+    ) -> Bound<'py, pyo3::types::PyString> {
+        strings
+            .entry(s)
+            .or_insert_with(|| pyo3::types::PyString::new(py, s))
+            .clone()
     }
 
     /// Temporaries placed in output buffers (`place.rs`; hloscope.cost.placement's `_assign`
