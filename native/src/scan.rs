@@ -47,6 +47,15 @@ impl Table {
         let b = self.operand_starts[i + 1] as usize;
         &self.operand_spans[a..b]
     }
+    /// Whether every name, shape and operand span lies inside a text of `len` bytes (what
+    /// the fuzz tests hold every table to).
+    pub fn spans_inside(&self, len: usize) -> bool {
+        self.names
+            .iter()
+            .chain(&self.shapes)
+            .chain(&self.operand_spans)
+            .all(|&(a, b)| a <= b && b as usize <= len)
+    }
 }
 
 /// Opcodes whose parentheses hold a literal (`constant(1)`, `parameter(0)`), not operands.
@@ -497,13 +506,7 @@ ENTRY %main (p: f32[8,4]) -> (f32[8], f32[8,4]) {\n  %p = f32[8,4]{1,0} paramete
             }
             let text = String::from_utf8_lossy(&v).into_owned();
             let t = scan(&text);
-            let n = text.len() as u32;
-            assert!(t
-                .names
-                .iter()
-                .chain(&t.shapes)
-                .chain(&t.operand_spans)
-                .all(|&(a, b)| a <= b && b <= n));
+            assert!(t.spans_inside(text.len()));
             assert_eq!(t.operand_starts.len(), t.len() + 1);
         }
     }

@@ -57,13 +57,7 @@ fn mutations_of_real_modules_never_panic() {
         }
         let text = String::from_utf8_lossy(&v).into_owned();
         let t = scan(&text);
-        let n = text.len() as u32;
-        assert!(t
-            .names
-            .iter()
-            .chain(&t.shapes)
-            .chain(&t.operand_spans)
-            .all(|&(a, b)| a <= b && b <= n));
+        assert!(t.spans_inside(text.len()));
         for l in text.split('\n') {
             if let Line::Instruction(f) = line(l) {
                 instructions += 1;
