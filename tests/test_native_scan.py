@@ -158,17 +158,36 @@ def test_the_dumps_hold_tuple_element_operands():
     assert len(taken) > 20 and all(op.rsplit("#", 1)[1].isdigit() for op in taken)
 
 
+def _typed_base() -> str | None:
+    """The first computations of the corpus's Gemma CPU module (operands typed, `s32[] %a`),
+    the last of them made the entry: a small real text for mutants (None: no corpus)."""
+    path = [p for p in corpus_files() if p.name == "gemma3_1b_flax_call.hlo"]
+    if not path:
+        return None
+    lines = path[0].read_text(encoding="utf-8").split("\n")[:400]
+    end = max(k for k, line in enumerate(lines) if line == "}")
+    head = max(k for k in range(end) if lines[k].endswith("{") and not lines[k].startswith(" "))
+    lines[head] = "ENTRY " + lines[head]
+    return "\n".join(lines[:end + 1]) + "\n"
+
+
 def test_the_native_line_reader_agrees_on_mutants():
-    """400 random mutations of real modules (one a newer dump with `%x#0` operands): the two routes build the same IR, or both miss."""
+    """500 random mutations of real modules (one a newer dump with `%x#0` operands, one a
+    CPU module's typed operands): the two routes build the same IR, or both miss."""
     import random
 
     rng = random.Random(1)
     bases = [(FIXTURES / "tpu" / n).read_text(encoding="utf-8")
              for n in ("mlp_v5e.hlo.txt", "fsdp_async_fusion_v5p.hlo.txt")]
     bases += [next(p for p in DUMPS if "scan_layers" in p.name).read_text(encoding="utf-8")]  # (`%x#0`)
+    typed = _typed_base()
+    if typed is not None:
+        native_ir, regex_ir = _routes(typed, "typed")
+        assert native_ir == regex_ir and isinstance(native_ir, list) and native_ir
+        bases.append(typed)
     alphabet = '(){}[]",%= \n\\/\'\t,=x1#'
-    for k in range(400):
-        native_ir, regex_ir = _routes(_mutant(rng, bases[k % 3], alphabet, most=4), f"mutant{k}")
+    for k in range(500):
+        native_ir, regex_ir = _routes(_mutant(rng, bases[k % len(bases)], alphabet, most=4), f"mutant{k}")
         assert native_ir == regex_ir, k
 
 

@@ -137,7 +137,7 @@ mod python {
     /// The parser's fast route, line by line (`lines.rs`): for each line of the text, its
     /// 1-based number when the Python line scanner must read it, or the fields of the
     /// instruction it is: (line, indent, root, name, shape, opcode, operands, literal or
-    /// None, attribute text).
+    /// None, attribute text, the typed operands' shape texts or None).
     #[pyfunction]
     fn lines<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         use crate::lines::{line, Line};
@@ -164,8 +164,19 @@ mod python {
                         .map(|o| intern(py, &mut strings, o))
                         .collect();
                     let operands = pyo3::types::PyTuple::new(py, operands)?;
+                    let typed = if f.operand_shapes.is_empty() {
+                        None
+                    } else {
+                        let shapes: Vec<Bound<'py, PyString>> = f
+                            .operand_shapes
+                            .iter()
+                            .map(|o| intern(py, &mut strings, o))
+                            .collect();
+                        Some(pyo3::types::PyTuple::new(py, shapes)?)
+                    };
                     out.append((
                         no, f.indent, f.root, name, shape, opcode, operands, f.literal, f.attrs,
+                        typed,
                     ))?
                 }
             }

@@ -5,7 +5,8 @@
 //!
 //! The rule is "never take a line `LINE` would not": names are `[A-Za-z_][A-Za-z0-9_.-]*`,
 //! operands plain names, each with any `#i` tuple-element suffixes (`%x#0`, as newer XLA
-//! prints; typed operands go to Python), literals only for constant/parameter,
+//! prints), or all typed as older and CPU dumps print them (`f32[2]{0} %a, s32[] %b`: array
+//! shapes only, a tuple-typed operand goes to Python), literals only for constant/parameter,
 //! the attribute list `, key=value` items whose values pair their brackets within the depths
 //! `LINE` allows (three levels of any kind, or the JSON form of backend configs: `{` then up
 //! to seven more of `[{`, `[{`, `[{`, `[{`, `{`, `[`, `{`), strings closed on the line, no
@@ -24,8 +25,9 @@ pub struct Fields<'a> {
     pub name: &'a str,
     pub shape: &'a str,
     pub opcode: &'a str,
-    pub operands: Vec<&'a str>,   // without `%`
-    pub literal: Option<&'a str>, // the text inside constant(...) / parameter(...)
+    pub operands: Vec<&'a str>,       // without `%`
+    pub operand_shapes: Vec<&'a str>, // of typed operands (`f32[2]{0} %a`), else empty
+    pub literal: Option<&'a str>,     // the text inside constant(...) / parameter(...)
     pub attrs: &'a str, // from the first `,` after the operands to the end of the line, or ""
 }
 
@@ -298,12 +300,15 @@ fn fields(s: &str) -> Option<Fields<'_>> {
     }
     let inner = &s[inner_at..k];
     let mut operands = Vec::new();
+    let mut operand_shapes = Vec::new();
     let mut literal = None;
     if literal_op {
         if inner.contains('[') {
             return None; // (a typed operand in LINE's eyes, or a form the grammar decides)
         }
         literal = Some(inner);
+    } else if inner.contains('[') {
+        typed(inner, &mut operands, &mut operand_shapes)?;
     } else if !inner.is_empty() {
         // `%?name(#[0-9]+)*(,[ \t]*%?name(#[0-9]+)*)*`, exactly
         let ib = inner.as_bytes();
@@ -350,9 +355,43 @@ fn fields(s: &str) -> Option<Fields<'_>> {
         shape: &s[shape_at..shape_end],
         opcode,
         operands,
+        operand_shapes,
         literal,
         attrs,
     })
+}
+
+/// Typed operands as `LINE`'s `_TYPED_OPERAND` list takes them, exactly:
+/// `shape[ \t]+%?name(,[ \t]*shape[ \t]+%?name)*` with array shapes (the operand text holds
+/// no parenthesis here: a tuple shape, or a tiled layout, leaves the line to Python).
+fn typed<'a>(inner: &'a str, names: &mut Vec<&'a str>, shapes: &mut Vec<&'a str>) -> Option<()> {
+    let ib = inner.as_bytes();
+    let mut p = 0;
+    loop {
+        if p >= ib.len() || ib[p] == b'(' {
+            return None;
+        }
+        let shape_end = shape(ib, p)?;
+        let at = blanks(ib, shape_end);
+        if at == shape_end {
+            return None;
+        }
+        let name_at = if at < ib.len() && ib[at] == b'%' {
+            at + 1
+        } else {
+            at
+        };
+        let e = name(ib, name_at)?;
+        shapes.push(&inner[p..shape_end]);
+        names.push(&inner[name_at..e]);
+        if e == ib.len() {
+            return Some(());
+        }
+        if ib[e] != b',' {
+            return None;
+        }
+        p = blanks(ib, e + 1);
+    }
 }
 
 #[cfg(test)]
@@ -380,6 +419,9 @@ mod tests {
         assert!(take(json).is_some());
         let g = take("  %g = f32[2]{0} add(%c.2#0, %t#1#12)").unwrap();
         assert_eq!(g.operands, ["c.2#0", "t#1#12"]); // tuple elements, as LINE's _OPERAND takes them
+        let c = take("  %c = pred[] compare(s32[] %a.1, f32[2,3]{1,0} b),\tdirection=EQ").unwrap();
+        assert_eq!(c.operands, ["a.1", "b"]);
+        assert_eq!(c.operand_shapes, ["s32[]", "f32[2,3]{1,0}"]);
         let t = take("  %t = (f32[2]{0}, (s32[], u8[0]{0})) tuple(%a, %b)").unwrap();
         assert_eq!(t.shape, "(f32[2]{0}, (s32[], u8[0]{0}))");
     }
@@ -393,7 +435,12 @@ mod tests {
             "",
             "  // comment",
             "  %a = f32[2]{0} add(%b , %c)", // blank before a comma
-            "  %a = f32[2]{0} add(f32[2]{0} %b, %c)", // typed operands
+            "  %a = f32[2]{0} add(f32[2]{0} %b, %c)", // typed and untyped operands mixed
+            "  %a = f32[2]{0} add(f32[2]{0} %b , f32[2]{0} %c)", // a blank before a comma
+            "  %a = f32[2]{0} add( f32[2]{0} %b)", // a blank after the parenthesis
+            "  %a = f32[2]{0} add(f32[2]{0}%b)", // no blank between a shape and its name
+            "  %a = f32[2]{0} add(f32[2]{0} %b#0)", // a typed tuple element
+            "  %a = f32[2]{0} add((f32[2]{0}) %b)", // a tuple-typed operand
             "  %a = f32[2]{0} add(%b), kind=kLoop calls=%f", // a lost comma
             "  %a = f32[2]{0} add(%b), x=a/b", // a comment-like slash
             "  %a = f32[2]{0} add(%b), x={((((1))))}", // nested deeper than LINE takes

@@ -37,7 +37,7 @@ def scan_native(native, text: str, path: str) -> list[Module]:
             if not gap:
                 gap = item
             continue
-        lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text = item
+        lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed = item
         if gap:
             lines.feed(raw[gap - 1:lineno - 1], gap)
             gap = 0
@@ -52,8 +52,12 @@ def scan_native(native, text: str, path: str) -> list[Module]:
         shape_text, shape = shapes.get(shape_text) or lines.shape(shape_text)
         opcode = opcodes.setdefault(opcode, opcode)
         n = len(operands)
+        if typed is None:
+            typed = _NONES[n] if n < 64 else (None,) * n
+        else:  # `f32[2]{0} %a, ...`: each shape text checked once, one string per text
+            typed = tuple([lines.shape(t)[0] for t in typed])
         comp.instructions.append(Instruction(
-            name, opcode, shape_text, operands, _NONES[n] if n < 64 else (None,) * n, None, literal,
+            name, opcode, shape_text, operands, typed, None, literal,
             root, lineno, indent + 1, comp.name, shape, attr_text, READER))
     if gap:
         lines.feed(raw[gap - 1:], gap)
