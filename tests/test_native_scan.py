@@ -154,7 +154,7 @@ def test_the_native_line_reader_takes_tuple_element_operands(path):
 
 def test_the_dumps_hold_tuple_element_operands():
     taken = [op for p in DUMPS for item in native.lines(p.read_text(encoding="utf-8"))
-             if item.__class__ is not int for op in item[6] if "#" in op]
+             if item.__class__ is not int and len(item) == 10 for op in item[6] if "#" in op]
     assert len(taken) > 20 and all(op.rsplit("#", 1)[1].isdigit() for op in taken)
 
 
@@ -237,3 +237,29 @@ def test_the_native_line_reader_shares_one_string_per_name():
                 shared += comp.by_name[o].name is o
     # (the lines the Python line scanner reads, 8% of these uses, make strings of their own)
     assert uses > 40000 and shared > 0.9 * uses, (shared, uses)
+
+
+@pytest.mark.parametrize("path", [FIXTURES / "tpu" / "llm_v5p_big.hlo.txt",
+                                  FIXTURES / "zoo" / "convnet_train_h100.hlo.txt"], ids=rel)
+def test_the_native_line_reader_takes_the_headers_and_braces_line_takes(path):
+    """Every computation header and closing brace of a real module that the whole-line
+    pattern takes, the compiled reader takes too (the line scanner read each, slower), with
+    the fields LINE's groups hold."""
+    from hloscope.parser.fast.patterns import CLOSE_GROUP, HEAD_GROUP, LINE
+
+    raw = path.read_text(encoding="utf-8").split("\n")
+    items = native.lines("\n".join(raw))
+    heads = closes = 0
+    for item, text in zip(items, raw):
+        m = LINE.fullmatch(text)
+        if m is None or m.lastindex is None or m.lastindex < HEAD_GROUP:
+            continue
+        if m.lastindex == CLOSE_GROUP:
+            assert item.__class__ is tuple and len(item) == 1, text
+            closes += 1
+        else:
+            entry, name, params, result = (m.group(HEAD_GROUP) is not None, *m.group(
+                HEAD_GROUP + 1, HEAD_GROUP + 2, CLOSE_GROUP - 1))
+            assert item[1:] == (entry, name, params, result), text
+            heads += 1
+    assert heads == closes > 10

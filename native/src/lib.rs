@@ -137,7 +137,8 @@ mod python {
     /// The parser's fast route, line by line (`lines.rs`): for each line of the text, its
     /// 1-based number when the Python line scanner must read it, or the fields of the
     /// instruction it is: (line, indent, root, name, shape, opcode, operands, literal or
-    /// None, attribute text, the typed operands' shape texts or None).
+    /// None, attribute text, the typed operands' shape texts or None); a computation
+    /// header's (line, entry, name, parameters' text, result shape); a closing brace's (line,).
     #[pyfunction]
     fn lines<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         use crate::lines::{line, Line};
@@ -154,6 +155,8 @@ mod python {
             let no = k + 1;
             match l {
                 Line::Other => out.append(no)?,
+                Line::Close => out.append((no,))?,
+                Line::Header(h) => out.append((no, h.entry, h.name, h.params, h.result))?,
                 Line::Instruction(f) => {
                     let name = intern(py, &mut strings, f.name);
                     let shape = intern(py, &mut strings, f.shape);

@@ -17,6 +17,17 @@
 pub enum Line<'a> {
     Other,
     Instruction(Fields<'a>),
+    /// A computation header as `LINE`'s header group takes it.
+    Header(Header<'a>),
+    /// `}` at the start of the line, blanks after: a computation's end.
+    Close,
+}
+
+pub struct Header<'a> {
+    pub entry: bool,
+    pub name: &'a str,   // with its `%`, as LINE's group holds it
+    pub params: &'a str, // the text between the parentheses
+    pub result: &'a str,
 }
 
 pub struct Fields<'a> {
@@ -246,10 +257,82 @@ fn shape(b: &[u8], i: usize) -> Option<usize> {
 
 /// One line (no newline).
 pub fn line(s: &str) -> Line<'_> {
-    match fields(s) {
-        Some(f) => Line::Instruction(f),
+    if let Some(f) = fields(s) {
+        return Line::Instruction(f);
+    }
+    let b = s.as_bytes();
+    if b.first() == Some(&b'}') && blanks(b, 1) == b.len() {
+        return Line::Close;
+    }
+    match header(s) {
+        Some(h) => Line::Header(h),
         None => Line::Other,
     }
+}
+
+/// A computation header exactly as `LINE` takes it (`HEADER`): `[ENTRY ]%?name(p: shape, ...)
+/// -> shape {`, blanks where the pattern allows them and nowhere else.
+fn header(s: &str) -> Option<Header<'_>> {
+    let b = s.as_bytes();
+    let mut i = blanks(b, 0);
+    let mut entry = false;
+    if b[i..].starts_with(b"ENTRY") && i + 5 < b.len() && (b[i + 5] == b' ' || b[i + 5] == b'\t') {
+        let j = blanks(b, i + 5);
+        if j < b.len() && (b[j] == b'%' || name_start(b[j])) {
+            entry = true;
+            i = j;
+        }
+    }
+    let name_at = i;
+    if i < b.len() && b[i] == b'%' {
+        i += 1;
+    }
+    i = name(b, i)?;
+    let name_end = i;
+    i = blanks(b, i);
+    if i >= b.len() || b[i] != b'(' {
+        return None;
+    }
+    let params_at = i + 1;
+    let mut j = params_at;
+    if j < b.len() && b[j] != b')' {
+        loop {
+            j = blanks(b, j);
+            if j < b.len() && b[j] == b'%' {
+                j += 1;
+            }
+            j = blanks(b, name(b, j)?);
+            if j >= b.len() || b[j] != b':' {
+                return None;
+            }
+            j = blanks(b, shape(b, blanks(b, j + 1))?);
+            match b.get(j) {
+                Some(b',') => j += 1,
+                Some(b')') => break,
+                _ => return None,
+            }
+        }
+    }
+    if j >= b.len() {
+        return None;
+    }
+    let params_end = j;
+    i = blanks(b, j + 1);
+    if !b[i..].starts_with(b"->") {
+        return None;
+    }
+    let result_at = blanks(b, i + 2);
+    let result_end = shape(b, result_at)?;
+    i = blanks(b, result_end);
+    if i >= b.len() || b[i] != b'{' || blanks(b, i + 1) != b.len() {
+        return None;
+    }
+    Some(Header {
+        entry,
+        name: &s[name_at..name_end],
+        params: &s[params_at..params_end],
+        result: &s[result_at..result_end],
+    })
 }
 
 fn fields(s: &str) -> Option<Fields<'_>> {
@@ -401,7 +484,43 @@ mod tests {
     fn take(s: &str) -> Option<Fields<'_>> {
         match line(s) {
             Line::Instruction(f) => Some(f),
-            Line::Other => None,
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn reads_headers_and_closing_braces_as_line_does() {
+        let Line::Header(h) =
+            line("ENTRY %main.5 (p.1: f32[2]{0}, %q: (s32[], u8[0]{0})) -> f32[2]{0} {")
+        else {
+            panic!("a header")
+        };
+        assert!(h.entry && h.name == "%main.5");
+        assert_eq!(
+            (h.params, h.result),
+            ("p.1: f32[2]{0}, %q: (s32[], u8[0]{0})", "f32[2]{0}")
+        );
+        let Line::Header(h) = line("%f () -> bf16[8,128]{1,0:T(8,128)(2,1)} {  ") else {
+            panic!("a header")
+        };
+        assert!(!h.entry && h.name == "%f" && h.params.is_empty());
+        let Line::Header(h) = line("ENTRY (x: f32[]) -> f32[] {") else {
+            panic!("a computation named ENTRY")
+        };
+        assert!(!h.entry && h.name == "ENTRY");
+        assert!(matches!(line("}"), Line::Close) && matches!(line("} \t"), Line::Close));
+        for s in [
+            "  }",                        // indented: the line scanner's
+            "}, execution_thread=\"x\"",  // attributes after it
+            "%f ( ) -> f32[] {",          // a blank alone between the parentheses
+            "%f (p f32[]) -> f32[] {",    // no colon
+            "%f (p: f32[]) f32[] {",      // no arrow
+            "%f (p: f32[]) -> f32[] { x", // text after the brace
+            "%f (p: f32[]) -> f32[]{",    // a brace the shape's layout would take
+            "%f (p: f32[], ) -> f32[] {", // a trailing comma
+            "FileNames {",                // a debug table
+        ] {
+            assert!(matches!(line(s), Line::Other), "{s}");
         }
     }
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from hloscope.ir import Module
 from hloscope.ir.instruction import Instruction
 from hloscope.parser.fast.patterns import literal_ok
-from hloscope.parser.fast.scan import _NONES, ScanMiss, _Lines
+from hloscope.parser.fast.scan import _NONES, _SECTIONS, ScanMiss, _Lines
 from hloscope.parser.reader import READER
 
 
@@ -36,6 +36,12 @@ def scan_native(native, text: str, path: str) -> list[Module]:
         if item.__class__ is int:
             if not gap:
                 gap = item
+            continue
+        if len(item) < 10:  # a closing brace, or a computation header, as LINE takes them
+            if gap:
+                lines.feed(raw[gap - 1:item[0] - 1], gap)
+                gap = 0
+            _frame(lines, item, raw)
             continue
         lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed = item
         if gap:
@@ -62,3 +68,17 @@ def scan_native(native, text: str, path: str) -> list[Module]:
     if gap:
         lines.feed(raw[gap - 1:], gap)
     return lines.finish()
+
+
+def _frame(lines: _Lines, item: tuple, raw: list[str]) -> None:
+    """A computation's `}` or header line, handled as scan_text handles LINE's groups."""
+    lineno = item[0]
+    if len(item) == 1:
+        if lines.comp is not None and lines.pending is None:
+            lines.close()
+            return
+    elif (lines.comp is None and lines.pending is None and lines.module is not None
+          and item[2] not in _SECTIONS):
+        lines.open(item[2], item[1], item[3], item[4], lineno)
+        return
+    lines.feed([raw[lineno - 1]], lineno)  # the line scanner decides
