@@ -28,6 +28,7 @@ def dump_module(module) -> dict:
                         "operand_shapes": i.operand_shapes, "literal": i.literal,
                         "is_root": i.is_root, "line": i.line, "column": i.column,
                         "attrs": {k: (v, parse_attr(k, v)) for k, v in i.attrs.items()},
+                        "calls": list(i.calls()),
                     }
                     for i in c.instructions
                 ],

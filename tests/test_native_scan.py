@@ -154,7 +154,7 @@ def test_the_native_line_reader_takes_tuple_element_operands(path):
 
 def test_the_dumps_hold_tuple_element_operands():
     taken = [op for p in DUMPS for item in native.lines(p.read_text(encoding="utf-8"))
-             if item.__class__ is not int and len(item) == 10 for op in item[6] if "#" in op]
+             if item.__class__ is not int and len(item) == 11 for op in item[6] if "#" in op]
     assert len(taken) > 20 and all(op.rsplit("#", 1)[1].isdigit() for op in taken)
 
 

@@ -137,7 +137,8 @@ mod python {
     /// The parser's fast route, line by line (`lines.rs`): for each line of the text, its
     /// 1-based number when the Python line scanner must read it, or the fields of the
     /// instruction it is: (line, indent, root, name, shape, opcode, operands, literal or
-    /// None, attribute text, the typed operands' shape texts or None); a computation
+    /// None, attribute text, the typed operands' shape texts or None, the computations its
+    /// call keys name or None where Python must read them); a computation
     /// header's (line, entry, name, parameters' text, result shape); a closing brace's (line,).
     #[pyfunction]
     fn lines<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
@@ -177,9 +178,17 @@ mod python {
                             .collect();
                         Some(pyo3::types::PyTuple::new(py, shapes)?)
                     };
+                    let calls = match &f.calls {
+                        Some(names) => {
+                            let names: Vec<Bound<'py, PyString>> =
+                                names.iter().map(|o| intern(py, &mut strings, o)).collect();
+                            Some(pyo3::types::PyTuple::new(py, names)?)
+                        }
+                        None => None,
+                    };
                     out.append((
                         no, f.indent, f.root, name, shape, opcode, operands, f.literal, f.attrs,
-                        typed,
+                        typed, calls,
                     ))?
                 }
             }

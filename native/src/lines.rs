@@ -40,6 +40,9 @@ pub struct Fields<'a> {
     pub operand_shapes: Vec<&'a str>, // of typed operands (`f32[2]{0} %a`), else empty
     pub literal: Option<&'a str>,     // the text inside constant(...) / parameter(...)
     pub attrs: &'a str, // from the first `,` after the operands to the end of the line, or ""
+    /// The computations its call keys name (`calls=%f`), in CALL_KEYS order; None when one
+    /// is not a plain name, or a key is given twice (Python reads them then).
+    pub calls: Option<Vec<&'a str>>,
 }
 
 const JSON_LEVELS: [&[u8]; 7] = [b"[{", b"[{", b"[{", b"[{", b"{", b"[", b"{"];
@@ -171,23 +174,56 @@ fn value(b: &[u8], mut i: usize) -> Option<usize> {
     (i > start).then_some(i)
 }
 
-/// `, key=value` items to the end of the line.
-fn attributes(b: &[u8], mut i: usize) -> bool {
+/// The attribute keys whose values name called computations, in `hloscope.ir.instruction`'s
+/// CALL_KEYS order (the order `called_computations` lists them in).
+const CALL_KEYS: [&str; 10] = [
+    "to_apply",
+    "calls",
+    "condition",
+    "body",
+    "branch_computations",
+    "called_computations",
+    "true_computation",
+    "false_computation",
+    "select",
+    "scatter",
+];
+
+/// `, key=value` items to the end of the line: None when they are not; else the names the
+/// call keys among them give, in CALL_KEYS order, or Err(()) when that is not plain to read
+/// here (a value not one `%?name`, or a call key given twice): Python reads them then.
+fn attributes(s: &str, mut i: usize) -> Option<Result<Vec<&str>, ()>> {
+    let b = s.as_bytes();
+    let mut calls: Vec<(usize, &str)> = Vec::new();
+    let mut plain = true;
     while i < b.len() {
         if b[i] != b',' {
-            return false;
+            return None;
         }
         i = blanks(b, i + 1);
-        let Some(e) = name(b, i) else { return false };
+        let key_at = i;
+        let e = name(b, i)?;
         if e >= b.len() || b[e] != b'=' {
-            return false;
+            return None;
         }
-        match value(b, e + 1) {
-            Some(end) => i = end,
-            None => return false,
+        let end = value(b, e + 1)?;
+        if let Some(k) = CALL_KEYS.iter().position(|&c| c == &s[key_at..e]) {
+            let v = s[e + 1..end].trim_end_matches([' ', '\t']);
+            let at = usize::from(v.starts_with('%'));
+            if name(v.as_bytes(), at) == Some(v.len()) && !calls.iter().any(|c| c.0 == k) {
+                calls.push((k, &v[at..]));
+            } else {
+                plain = false;
+            }
         }
+        i = end;
     }
-    true
+    calls.sort_by_key(|c| c.0);
+    Some(if plain {
+        Ok(calls.into_iter().map(|c| c.1).collect())
+    } else {
+        Err(())
+    })
 }
 
 /// An array shape `LINE` takes (`[a-z][a-z0-9]*\[...\]({...})?`, no nested braces) or a
@@ -423,13 +459,10 @@ fn fields(s: &str) -> Option<Fields<'_>> {
     }
     let rest_at = k + 1;
     let rest = &s[rest_at..];
-    let attrs = if rest.bytes().all(|c| c == b' ' || c == b'\t') {
-        ""
+    let (attrs, calls) = if rest.bytes().all(|c| c == b' ' || c == b'\t') {
+        ("", Some(Vec::new()))
     } else {
-        if !attributes(b, rest_at) {
-            return None;
-        }
-        rest
+        (rest, attributes(s, rest_at)?.ok())
     };
     Some(Fields {
         indent,
@@ -441,6 +474,7 @@ fn fields(s: &str) -> Option<Fields<'_>> {
         operand_shapes,
         literal,
         attrs,
+        calls,
     })
 }
 
@@ -538,6 +572,18 @@ mod tests {
         assert!(take(json).is_some());
         let g = take("  %g = f32[2]{0} add(%c.2#0, %t#1#12)").unwrap();
         assert_eq!(g.operands, ["c.2#0", "t#1#12"]); // tuple elements, as LINE's _OPERAND takes them
+        let r = take("  %r = f32[8]{0} reduce(%p, %c), dimensions={1}, to_apply=%add").unwrap();
+        assert_eq!(r.calls, Some(vec!["add"]));
+        let w = take(
+            "  %w = s32[] while(%s), body=%b.1 , condition=c, metadata={op_name=\", calls=%x\"}",
+        )
+        .unwrap();
+        assert_eq!(w.calls, Some(vec!["c", "b.1"])); // (CALL_KEYS order; a string's text is no key)
+        let k = take("  %k = s32[] conditional(%p, %a, %b), branch_computations={%t, %f}").unwrap();
+        assert_eq!(k.calls, None); // (a list: Python reads it)
+        let d = take("  %d = s32[] call(%p), to_apply=%f, to_apply=%g").unwrap();
+        assert_eq!(d.calls, None); // (given twice)
+        assert_eq!(take("  %n = s32[] negate(%p)").unwrap().calls, Some(vec![]));
         let c = take("  %c = pred[] compare(s32[] %a.1, f32[2,3]{1,0} b),\tdirection=EQ").unwrap();
         assert_eq!(c.operands, ["a.1", "b"]);
         assert_eq!(c.operand_shapes, ["s32[]", "f32[2,3]{1,0}"]);

@@ -37,13 +37,13 @@ def scan_native(native, text: str, path: str) -> list[Module]:
             if not gap:
                 gap = item
             continue
-        if len(item) < 10:  # a closing brace, or a computation header, as LINE takes them
+        if len(item) < 11:  # a closing brace, or a computation header, as LINE takes them
             if gap:
                 lines.feed(raw[gap - 1:item[0] - 1], gap)
                 gap = 0
             _frame(lines, item, raw)
             continue
-        lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed = item
+        lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed, calls = item
         if gap:
             lines.feed(raw[gap - 1:lineno - 1], gap)
             gap = 0
@@ -64,7 +64,7 @@ def scan_native(native, text: str, path: str) -> list[Module]:
             typed = tuple([lines.shape(t)[0] for t in typed])
         comp.instructions.append(Instruction(
             name, opcode, shape_text, operands, typed, None, literal,
-            root, lineno, indent + 1, comp.name, shape, attr_text, READER))
+            root, lineno, indent + 1, comp.name, shape, attr_text, READER, calls))
     if gap:
         lines.feed(raw[gap - 1:], gap)
     return lines.finish()
