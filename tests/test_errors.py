@@ -167,3 +167,26 @@ def test_a_stray_byte_in_a_string_is_kept_and_elsewhere_is_shown_with_its_caret(
     assert "invalid UTF-8 outside a quoted string" in rendered
     line = real[:at].count(b"\n") + 1
     assert f"outside.hlo.txt:{line}:" in rendered and "^" in rendered.splitlines()[-1]
+
+
+def test_operand_counts_are_asked_only_of_the_opcodes_that_have_a_rule():
+    """validate asks arity() only of ARITY_CHECKED; of every other opcode XLA knows it says
+    nothing, whatever the operand count and shape (instructions built by hand: any shape,
+    0 to 5 operands)."""
+    from hloscope.ir import Instruction
+    from hloscope.ir.opcodes import OPCODES
+    from hloscope.ir.shape import Shape
+    from hloscope.parser.consistency import ARITY_CHECKED, arity
+
+    shapes = [Shape("f32", dims=(2,)), Shape("tuple", elements=(Shape("f32", dims=()),)),
+              Shape("u32", dims=())]
+    asked = 0
+    for op in sorted(OPCODES - ARITY_CHECKED):
+        for n in range(6):
+            for shape in shapes:
+                instr = Instruction("x", op, str(shape), tuple(f"o{k}" for k in range(n)),
+                                    _shape=shape, attr_text="")
+                assert arity(instr, {}) is None, (op, n, shape)
+                asked += 1
+    assert asked > 1000
+    assert {"tuple", "dot", "add", "conditional"} <= ARITY_CHECKED  # (add: OPERAND_COUNTS)

@@ -17,6 +17,12 @@ ARRAY_RESULT = (UNARY_ELEMENTWISE - {"copy"}) | BINARY_SAME_SHAPE | {
 SHAPE_CHECKED = ARRAY_RESULT | {"reduce", "get-tuple-element"}
 
 
+# the opcodes arity() has anything to say of (validate asks it of these only)
+ARITY_CHECKED = frozenset(OPERAND_COUNTS) | {
+    "replica-id", "partition-id", "tuple", "dot", "reduce-window", "reduce", "scatter",
+    "dynamic-slice", "dynamic-update-slice", "conditional", "concatenate"}
+
+
 def arity(instr: Instruction, seen: dict[str, Instruction]) -> str | None:
     """Operand counts (fixed per opcode, or hanging on the op's shapes or attributes) and the
     result shapes an opcode fixes, in XLA's parser's words."""

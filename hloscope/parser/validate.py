@@ -23,7 +23,13 @@ from hloscope.ir.opcodes import (
     UNARY_ELEMENTWISE,
     async_shorthand,
 )
-from hloscope.parser.consistency import SHAPE_CHECKED, arity, int_or_none, shape_problem
+from hloscope.parser.consistency import (
+    ARITY_CHECKED,
+    SHAPE_CHECKED,
+    arity,
+    int_or_none,
+    shape_problem,
+)
 from hloscope.parser.errors import ParseError, attribute_error
 from hloscope.parser.literals import literal_problem
 from hloscope.parser.wiring import wiring_problem
@@ -154,7 +160,7 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                     f"%{name} calls computation {called}, which "
                     + ("is defined after it (XLA's parser needs callees first)"
                        if called in defined else "does not exist"))
-        problem = arity(instr, seen)
+        problem = arity(instr, seen) if op in ARITY_CHECKED else None
         if problem is not None:
             raise _Raiser(module, instr, comp, text)(problem)
         if instr.is_root:
