@@ -189,4 +189,4 @@ def test_operand_counts_are_asked_only_of_the_opcodes_that_have_a_rule():
                 assert arity(instr, {}) is None, (op, n, shape)
                 asked += 1
     assert asked > 1000
-    assert {"tuple", "dot", "add", "conditional"} <= ARITY_CHECKED  # (add: OPERAND_COUNTS)
+    assert {"tuple", "dot", "clamp", "conditional"} <= ARITY_CHECKED  # (clamp: OPERAND_COUNTS)
