@@ -263,3 +263,25 @@ def test_the_native_line_reader_takes_the_headers_and_braces_line_takes(path):
             assert item[1:] == (entry, name, params, result), text
             heads += 1
     assert heads == closes > 10
+
+
+def test_the_native_line_reader_numbers_a_later_part_as_the_regex_route():
+    """A part of a file from a line on (the second half `stats` counts in another process):
+    the compiled reader's modules are the regex route's, lines numbered as in the file."""
+    from irdump import dump_module
+
+    from hloscope.parser.fast.native import scan_native
+    from hloscope.parser.fast.scan import scan_text
+    from hloscope.parser.split import split_point
+
+    text = (FIXTURES / "tpu" / "llm_v5p_big.hlo.txt").read_text(encoding="utf-8")
+    split = split_point(text, by_lines=True)
+    first = text.count("\n", 0, split) + 1
+    part = text[split:]
+    native_ir = [dump_module(m) for m in scan_native(native, part, "part", first)]
+    regex_ir = [dump_module(m) for m in scan_text(part, "part", first)]
+    assert native_ir == regex_ir
+    instrs = [i for c in native_ir[0]["computations"] for i in c["instructions"]]
+    assert min(i["line"] for i in instrs) > first > 1000
+    file_lines = text.split("\n")
+    assert all(f"{i['name']} = " in file_lines[i["line"] - 1] for i in instrs)

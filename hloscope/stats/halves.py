@@ -46,10 +46,13 @@ class _Calls:
 def _half(text: str, path: str, first_line: int) -> tuple[Any, dict]:
     """Scan and check one half: (its module, what the other half needs of it). Raises
     on anything the serial path would treat otherwise."""
+    from hloscope.parser.fast.native import available, scan_native
     from hloscope.parser.fast.scan import scan_text
     from hloscope.parser.validate import check_module
 
-    modules = scan_text(text, path, first_line)
+    native = available()  # (the compiled line reader where it is built, as the serial parse)
+    modules = (scan_native(native, text, path, first_line) if native is not None
+               else scan_text(text, path, first_line))
     if len(modules) != 1:
         raise ValueError("not one module")
     module = modules[0]

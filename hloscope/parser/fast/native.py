@@ -25,9 +25,11 @@ def available():
     return core if core is not None and hasattr(core, "lines") else None
 
 
-def scan_native(native, text: str, path: str) -> list[Module]:
-    """Scan a whole file into modules (as scan_text does); raises ScanMiss when unsure."""
+def scan_native(native, text: str, path: str, first_line: int = 1) -> list[Module]:
+    """Scan a whole file (or the part of one from line `first_line` on) into modules, as
+    scan_text does; raises ScanMiss when unsure."""
     lines = _Lines(path)
+    at = first_line - 1  # (the reader numbers the text's lines from 1)
     shapes = lines.shapes
     opcodes: dict[str, str] = {}
     raw = text.split("\n")  # (the lines the line scanner reads, by number)
@@ -39,17 +41,17 @@ def scan_native(native, text: str, path: str) -> list[Module]:
             continue
         if len(item) < 11:  # a closing brace, or a computation header, as LINE takes them
             if gap:
-                lines.feed(raw[gap - 1:item[0] - 1], gap)
+                lines.feed(raw[gap - 1:item[0] - 1], gap + at)
                 gap = 0
-            _frame(lines, item, raw)
+            _frame(lines, item, raw, at)
             continue
         lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed, calls = item
         if gap:
-            lines.feed(raw[gap - 1:lineno - 1], gap)
+            lines.feed(raw[gap - 1:lineno - 1], gap + at)
             gap = 0
         comp = lines.comp if lines.pending is None else None
         if comp is None:  # (not inside a computation: the line scanner decides)
-            lines.feed([raw[lineno - 1]], lineno)
+            lines.feed([raw[lineno - 1]], lineno + at)
             continue
         if literal is not None:
             literal = literal.strip()
@@ -64,14 +66,15 @@ def scan_native(native, text: str, path: str) -> list[Module]:
             typed = tuple([lines.shape(t)[0] for t in typed])
         comp.instructions.append(Instruction(
             name, opcode, shape_text, operands, typed, None, literal,
-            root, lineno, indent + 1, comp.name, shape, attr_text, READER, calls))
+            root, lineno + at, indent + 1, comp.name, shape, attr_text, READER, calls))
     if gap:
-        lines.feed(raw[gap - 1:], gap)
+        lines.feed(raw[gap - 1:], gap + at)
     return lines.finish()
 
 
-def _frame(lines: _Lines, item: tuple, raw: list[str]) -> None:
-    """A computation's `}` or header line, handled as scan_text handles LINE's groups."""
+def _frame(lines: _Lines, item: tuple, raw: list[str], at: int) -> None:
+    """A computation's `}` or header line, handled as scan_text handles LINE's groups
+    (`at`: the lines before the text scanned)."""
     lineno = item[0]
     if len(item) == 1:
         if lines.comp is not None and lines.pending is None:
@@ -79,6 +82,6 @@ def _frame(lines: _Lines, item: tuple, raw: list[str]) -> None:
             return
     elif (lines.comp is None and lines.pending is None and lines.module is not None
           and item[2] not in _SECTIONS):
-        lines.open(item[2], item[1], item[3], item[4], lineno)
+        lines.open(item[2], item[1], item[3], item[4], lineno + at)
         return
-    lines.feed([raw[lineno - 1]], lineno)  # the line scanner decides
+    lines.feed([raw[lineno - 1]], lineno + at)  # the line scanner decides
