@@ -11,12 +11,34 @@ use hloscope_native::lines::{line, Line};
 use hloscope_native::scan::scan;
 use std::time::{Duration, Instant};
 
-const BASES: [&str; 4] = [
+const BASES: [&str; 5] = [
     include_str!("../../fixtures/tpu/mlp_v5e.hlo.txt"),
     include_str!("../../fixtures/tpu/fsdp_async_fusion_v5p.hlo.txt"),
     include_str!("../../fixtures/zoo/convnet_train_h100.hlo.txt"),
     include_str!("../../fixtures/rules/G001/tile_overhang_gpu.hlo.txt"),
+    TYPED,
 ];
+
+/// HAND-WRITTEN (labelled as such): the forms of CPU dumps (the corpus's Gemma module, not
+/// in the repository) that the reader takes since 2026-11-28: typed operands, headers with
+/// parameters, call keys, a computation named after a keyword.
+const TYPED: &str = "HloModule m, entry_computation_layout={(s32[], f32[2,3]{1,0})->pred[]}
+
+%add.1 (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %a = f32[] add(f32[] %x, f32[] %y), metadata={op_name=\"a, calls=%b\"}
+}
+
+ENTRY (p.0: s32[], %q: f32[2,3]{1,0}) -> pred[] {
+  %p.0 = s32[] parameter(0)
+  %q = f32[2,3]{1,0} parameter(1)
+  %c = s32[] constant(0)
+  %r = f32[2]{0} reduce(f32[2,3]{1,0} %q, f32[] %z), dimensions={1}, to_apply=%add.1
+  %w = s32[] call(s32[] %p.0), to_apply=%add.1, to_apply=%add.1
+  ROOT %e = pred[] compare(s32[] %p.0, s32[] %c), direction=EQ
+}
+";
 
 #[test]
 fn mutations_of_real_modules_never_panic() {
