@@ -19,10 +19,10 @@ if [ -n "$missing" ]; then
   fi
 fi
 python3 -m pip install -q -e '.[test]'
-# The compiled scanner (native/, Rust; issue #37's first step, not yet the parser's route):
-# built where cargo is, so its tests run; without Rust everything works on the Python route.
+# The compiled core (native/, Rust, issue #37: the parser's line reader, the placement of
+# temporaries): built where cargo is; without Rust everything works on the Python route.
 if command -v cargo >/dev/null 2>&1; then
   python3 -m pip install -q ./native
 else
-  echo "note: no Rust toolchain: the compiled scanner (native/) is not built; its tests are skipped" >&2
+  echo "note: no Rust toolchain: the compiled core (native/) is not built; the Python route runs, its tests are skipped" >&2
 fi
