@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES, text_and_json
 
+from hloscope.report.roofline import roofline_text
 from hloscope.units import human_bytes, human_seconds
 
 FSDP = FIXTURES / "tpu" / "fsdp_async_fusion_v5p.hlo.txt"  # 4 gathers, 3 overlapped
@@ -94,3 +95,27 @@ def test_the_step_line_and_each_collective_line():
         assert f", {how}, exposed {_t(c['exposed_seconds'])}" in line
     one, _ = _both(FSDP, "--chip", "v5p", "--top", "1")
     assert f"    and {len(cs) - 1} more, less exposed (--top 0 lists all)" in one
+
+
+@pytest.mark.parametrize("top", [1, 2, 5])
+@pytest.mark.parametrize("path,chip", [(FSDP, "v5p"), (SCAN, "cpu")])
+def test_a_record_of_the_shown_rows_prints_as_the_whole_record(path, chip, top):
+    """The text command makes records of the rows it shows only (Report.to_dict(top)): they
+    print as the whole record does, ties in program order, "... N more" counted over all
+    rows, and the kernel-body note kept when the one derived row is not shown (the row
+    least costly is marked so here: none of these modules has a kernel)."""
+    from hloscope.cost.chips import get_chip
+    from hloscope.cost.roofline import roofline
+    from hloscope.parser import load
+
+    module = load(path)[0]
+    report = roofline(module, get_chip(chip))
+    last = sorted(report.rows, key=lambda r: -r.t_bound * r.times)[-1]
+    head = {"chip": {"name": chip, "ridge": 1.0}}
+    for marked in (False, True):
+        last.cost_source = "kernel body" if marked else ""
+        whole = roofline_text([{**report.to_dict(), **head}], top)
+        shown = report.to_dict(top)
+        assert len(shown["instructions"]) == min(top, len(report.rows)) < len(report.rows)
+        assert roofline_text([{**shown, **head}], top) == whole
+        assert ("derived from the kernel's body" in whole) is marked

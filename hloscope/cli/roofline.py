@@ -67,7 +67,9 @@ def roofline(
         for m in modules:
             spec, note = chip_for(m, chip_name)
             report = build(m, spec, trip_counts=not no_trip_counts, kernel_costs=body_costs(m))
-            record = dict(report.to_dict(), step=estimate(m, spec, report).to_dict(),
+            # (the text shows the `top` costliest rows: only those become records)
+            shown = top if format != Format.json and top > 0 else 0
+            record = dict(report.to_dict(shown), step=estimate(m, spec, report).to_dict(),
                           chip={"key": spec.key, "name": spec.name, "ridge": spec.ridge, "note": note})
             if by is not None:
                 from hloscope.cost.aggregate import breakdown

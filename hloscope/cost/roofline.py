@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from heapq import nsmallest
 from operator import attrgetter
 
 from hloscope.cost.chips import Chip
@@ -57,6 +58,12 @@ class Row:
         return out
 
 
+def _cost_order(row: Row) -> float:
+    """The text report's order: costliest first (its t_bound x times)."""
+    c, m = row.t_compute, row.t_memory
+    return -(m if m > c else c) * row.times
+
+
 _ROW_FIELDS = tuple(f.name for f in fields(Row))
 _row_values = attrgetter(*_ROW_FIELDS)
 
@@ -70,8 +77,15 @@ class Report:
     unknown_trip_counts: list[str] = field(default_factory=list)
 
     def totals_json(self) -> dict:
-        t_compute = sum(r.t_compute * r.times for r in self.rows)
-        t_memory = sum(r.t_memory * r.times for r in self.rows)
+        # (one pass over the rows, each sum in row order as sum() would add it)
+        t_compute = t_memory = t_roofline = t_estimate = 0
+        for r in self.rows:
+            c, m, n = r.t_compute, r.t_memory, r.times
+            bound = m if m > c else c  # (max(c, m), as t_bound)
+            t_compute += c * n
+            t_memory += m * n
+            t_roofline += bound * n
+            t_estimate += (r.t_floor if r.t_floor > bound else bound) * n
         return {
             "flops": self.totals.flops,
             "bytes": self.totals.padded_bytes,
@@ -80,8 +94,8 @@ class Report:
             "transcendentals": self.totals.transcendentals,
             "t_compute": t_compute,
             "t_memory": t_memory,
-            "t_roofline": sum(r.t_bound * r.times for r in self.rows),
-            "t_estimate": sum(r.t_estimate * r.times for r in self.rows),
+            "t_roofline": t_roofline,
+            "t_estimate": t_estimate,
             "unknown_trip_counts": self.unknown_trip_counts,
             "unknown_cost": [{"instruction": name, "reason": why}
                              for name, why in dict(self.totals.unknown).items()],
@@ -101,10 +115,18 @@ class Report:
         return html_table(repr(self)[1:-1], ["instruction", "opcode", "FLOPs", "bytes", "time", "bound",
                                              "source"], shown, max(len(rows) - 25, 0))
 
-    def to_dict(self) -> dict:
-        """The JSON record of `hloscope roofline` for this module."""
+    def to_dict(self, top: int = 0) -> dict:
+        """The JSON record of `hloscope roofline` for this module; `top` > 0: only the `top`
+        costliest rows (t_bound x times, ties in program order), with `rows` (how many there
+        are) and `derived_rows` (whether any row is costed from a kernel's body), what the
+        text report says of the rest (a 40,000-op dump shows 20 rows: not 40,000 records)."""
+        if top <= 0:
+            return {"name": self.module, "totals": self.totals_json(),
+                    "instructions": [row.to_dict() for row in self.rows]}
+        shown = nsmallest(top, self.rows, key=_cost_order)
         return {"name": self.module, "totals": self.totals_json(),
-                "instructions": [row.to_dict() for row in self.rows]}
+                "instructions": [row.to_dict() for row in shown], "rows": len(self.rows),
+                "derived_rows": any(r.cost_source == "kernel body" for r in self.rows)}
 
 
 MatmulSpec = tuple  # (operand element types, precision, algorithm or None)

@@ -11,7 +11,8 @@ def _t(seconds: float) -> str:
 
 
 def roofline_text(records: list[dict], top: int) -> str:
-    """records: roofline JSON modules ({"name", "chip", "totals", "instructions", "step"})."""
+    """records: roofline JSON modules ({"name", "chip", "totals", "instructions", "step"}),
+    or Report.to_dict(top)'s, which hold only the rows shown."""
     out = []
     for r in records:
         t, chip = r["totals"], r["chip"]
@@ -49,11 +50,12 @@ def roofline_text(records: list[dict], top: int) -> str:
                        f"{human_bytes(row['bytes'], 2):>11} {row['intensity']:7.1f} "
                        f"{_t(max(row['t_compute'], row['t_memory'])):>11} {row['bound']:8} {est}{times}"
                        + bracketed(row))
-        if any(row.get("cost_source") == "kernel body" for row in rows):
+        if r.get("derived_rows", any(row.get("cost_source") == "kernel body" for row in rows)):
             out.append("  * derived from the kernel's body (grid x per-step ops; bytes from its "
                        "BlockSpecs): it states no cost_estimate")
-        if len(rows) > len(shown_rows):
-            out.append(f"  ... {len(rows) - len(shown_rows)} more (--top 0 shows all)")
+        total = r.get("rows", len(rows))  # (a record of the top rows says how many there are)
+        if total > len(shown_rows):
+            out.append(f"  ... {total - len(shown_rows)} more (--top 0 shows all)")
     return "\n".join(out)
 
 
