@@ -19,6 +19,10 @@ if [ -n "$missing" ]; then
   fi
 fi
 python3 -m pip install -q -e '.[test]'
+# The package's bytecode, now: an editable install writes none, and where
+# PYTHONDONTWRITEBYTECODE is set (as on these machines) nothing ever would, so every command
+# compiled the modules it imports again (lint of a 4 MB module: 0.60 s -> 0.49 s).
+python3 -m compileall -q hloscope >/dev/null
 # The compiled core (native/, Rust, issue #37: the parser's line reader, the placement of
 # temporaries): built where cargo is; without Rust everything works on the Python route.
 if command -v cargo >/dev/null 2>&1; then
