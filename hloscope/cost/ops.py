@@ -16,7 +16,6 @@ free: its Cost carries `unknown` (instruction name, reason), which reports show.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from math import prod
 
 from hloscope.cost.flops import (
@@ -38,66 +37,9 @@ from hloscope.cost.fused import fusion_traffic
 from hloscope.cost.layout import add_first_piece, byte_totals, logical_bytes, split_share
 from hloscope.cost.library import is_library_call, library_flops, workspace
 from hloscope.cost.trips import trip_count_from_condition
+from hloscope.cost.values import BodyCost, Cost
 from hloscope.ir import Instruction, Module, Shape
 from hloscope.ir.opcodes import OPCODES, async_shorthand, carried_element
-
-
-@dataclass(slots=True)
-class Cost:
-    flops: float = 0.0
-    transcendentals: float = 0.0
-    bytes_read: int = 0
-    bytes_written: int = 0
-    padded_read: int = 0
-    padded_written: int = 0
-    hbm_bytes: int = 0  # padded bytes of operands/results in memory space 0 (device HBM)
-    unknown_trip_counts: list[str] = field(default_factory=list)
-    unknown: list[tuple[str, str]] = field(default_factory=list)  # (instruction, why)
-
-    @property
-    def bytes(self) -> int:
-        return self.bytes_read + self.bytes_written
-
-    @property
-    def padded_bytes(self) -> int:
-        return self.padded_read + self.padded_written
-
-    def add(self, other: Cost, times: float = 1.0) -> None:
-        self.flops += other.flops * times
-        self.transcendentals += other.transcendentals * times
-        self.bytes_read += int(other.bytes_read * times)
-        self.bytes_written += int(other.bytes_written * times)
-        self.padded_read += int(other.padded_read * times)
-        self.padded_written += int(other.padded_written * times)
-        self.hbm_bytes += int(other.hbm_bytes * times)
-        if other.unknown_trip_counts:
-            self.unknown_trip_counts.extend(other.unknown_trip_counts)
-        if other.unknown:
-            self.unknown.extend(other.unknown)
-
-    @classmethod
-    def most(cls, costs: list[Cost]) -> Cost:
-        """Per quantity, the largest of `costs` (a conditional's branches)."""
-        out = cls()
-        for q in ("flops", "transcendentals", "bytes_read", "bytes_written", "padded_read",
-                  "padded_written", "hbm_bytes"):
-            setattr(out, q, max((getattr(c, q) for c in costs), default=0))
-        for c in costs:
-            out.unknown_trip_counts.extend(c.unknown_trip_counts)
-            out.unknown.extend(c.unknown)
-        return out
-
-
-@dataclass(frozen=True)
-class BodyCost:
-    """A kernel's cost derived from its body: FLOPs and transcendentals over the grid, the
-    HBM traffic of its blocks (None when its index maps could not be read)."""
-
-    flops: float
-    transcendentals: float
-    bytes: int | None
-    matmul_flops: float = 0.0
-    matmul_types: tuple[str, ...] = ()  # HLO element types of its first matmul's operands
 
 
 # Opcodes whose traffic is plainly their operands read and their result written (no branch
@@ -107,6 +49,15 @@ _PLAIN_TRAFFIC = frozenset(
     if op not in FREE and op not in CONTROL and op not in SLICING and not op.endswith("-done")
     and op not in ("dynamic-update-slice", "scatter", "copy-start", "collective-permute-start",
                    "all-gather-start", "fusion", "custom-call"))
+
+# Opcodes whose cost (FLOPs, transcendentals, bytes) is a function of the opcode, the result
+# shape and the operand shapes alone: elementwise ops and plain data movement, with no
+# attribute, called computation or special traffic in _compute or _memory_into.
+_BY_SHAPES = frozenset(
+    op for op in _PLAIN_TRAFFIC
+    if op in PER_ELEMENT or op in TRANSCENDENTAL or op in (
+        "copy", "transpose", "reshape", "broadcast", "concatenate", "pad", "reverse", "iota",
+        "dynamic-reshape"))
 
 
 class CostModel:
@@ -125,6 +76,8 @@ class CostModel:
         # (hloscope.cost.roofline.matmul_spec)
         self.matmul_types: dict[str, tuple | None] = {}
         self._names: dict[str, dict[str, Instruction]] = {}  # computation -> its instructions by name
+        self._shared: dict[tuple, Cost] = {}  # (opcode, ids of its shapes) -> cost (_by_shapes)
+        self._kept: list[tuple] = []  # the shapes whose ids are keys of _shared
 
     # -- helpers
     def operand_shapes(self, instr: Instruction) -> list[Shape]:
@@ -365,16 +318,38 @@ class CostModel:
     def cost(self, instr: Instruction) -> Cost:
         """FLOPs and bytes of one top-level instruction; `unknown` says when the FLOPs
         could not be computed (they are then 0 in the totals, and reports say so).
-        Computed once per instruction (the totals and the rows both ask): callers read
-        the Cost, never change it."""
+        Computed once per instruction (the totals and the rows both ask), and once per
+        opcode and shapes for the ops whose cost is theirs alone (an unrolled layer
+        repeats them): callers read the Cost, never change it."""
         found = self._costs.get(id(instr))
         if found is None or found[0] is not instr:
+            if instr.opcode in _BY_SHAPES:
+                c = self._by_shapes(instr)
+                self._costs[id(instr)] = (instr, c)
+                return c
             c = self.compute(instr)  # (a Cost of its own: no bytes set yet)
             # (as floats, as a sum of costs is: compute gives an elementwise op's as an int)
             c.flops, c.transcendentals = float(c.flops), float(c.transcendentals)
             self._memory_into(c, instr)
             self._costs[id(instr)] = found = (instr, c)
         return found[1]
+
+    def _by_shapes(self, instr: Instruction) -> Cost:
+        """The cost of an op in _BY_SHAPES, shared by the ops of the same opcode, result
+        shape and operand shapes (by identity: the shapes that made a key are kept, so no
+        other shape can take their ids while the model lives)."""
+        shapes = self.operand_shapes(instr)
+        key = (instr.opcode, id(instr.shape), *map(id, shapes))
+        c = self._shared.get(key)
+        if c is None:
+            c = self.compute(instr)
+            c.flops, c.transcendentals = float(c.flops), float(c.transcendentals)
+            self._traffic(c, shapes, (instr.shape,))
+            if c.unknown or c.unknown_trip_counts:
+                return c  # (it names the instruction: its own)
+            self._shared[key] = c
+            self._kept.append((instr.shape, shapes))
+        return c
 
     def module_cost(self) -> Cost:
         """Totals over the entry computation, descending into control flow."""
