@@ -1,14 +1,14 @@
 """Costs shared by ops of the same opcode and shapes (CostModel._by_shapes): each equals the
-cost worked out for that instruction alone (compute, then _memory_into: the model's general
-route), on real compiles whose layers repeat the same shapes, and on the corpus's Llama step;
-and they are shared, so the test cannot pass by never taking that route."""
+cost worked out for that instruction alone (`_own`: compute, then _memory_into, the model's
+general route), on real compiles whose layers repeat the same shapes, and on the corpus's
+Llama step; and they are shared, so the test cannot pass by never taking that route."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import CORPUS, FIXTURES
 
-from hloscope.cost.ops import _BY_SHAPES, Cost, CostModel
+from hloscope.cost.ops import _BY_SHAPES, CostModel
 from hloscope.parser import load
 
 _FIELDS = ("flops", "transcendentals", "bytes_read", "bytes_written", "padded_read",
@@ -19,12 +19,6 @@ _MODULES = [FIXTURES / "tpu" / "train_16_layers_v5e.hlo.txt",
             FIXTURES / "cpu" / "scan_cpu.hlo.txt"]
 
 
-def _alone(model: CostModel, instr) -> Cost:
-    c = model.compute(instr)
-    c.flops, c.transcendentals = float(c.flops), float(c.transcendentals)
-    return model._memory_into(c, instr)
-
-
 def _check(path) -> int:
     module = load(path)[0]
     model = CostModel(module)
@@ -33,7 +27,7 @@ def _check(path) -> int:
     for comp in module.computations:
         for instr in comp.instructions:
             got = model.cost(instr)
-            want = _alone(model, instr)
+            want = model._own(instr)
             assert [getattr(got, f) for f in _FIELDS] == [getattr(want, f) for f in _FIELDS], instr.name
             if instr.opcode in _BY_SHAPES:
                 shared += id(got) in seen

@@ -68,7 +68,7 @@ def roofline(
             spec, note = chip_for(m, chip_name)
             report = build(m, spec, trip_counts=not no_trip_counts, kernel_costs=body_costs(m))
             # (the text shows the `top` costliest rows: only those become records)
-            shown = top if format != Format.json and top > 0 else 0
+            shown = top if format != Format.json else 0
             record = dict(report.to_dict(shown), step=estimate(m, spec, report).to_dict(),
                           chip={"key": spec.key, "name": spec.name, "ridge": spec.ridge, "note": note})
             if by is not None:

@@ -323,16 +323,16 @@ class CostModel:
         repeats them): callers read the Cost, never change it."""
         found = self._costs.get(id(instr))
         if found is None or found[0] is not instr:
-            if instr.opcode in _BY_SHAPES:
-                c = self._by_shapes(instr)
-                self._costs[id(instr)] = (instr, c)
-                return c
-            c = self.compute(instr)  # (a Cost of its own: no bytes set yet)
-            # (as floats, as a sum of costs is: compute gives an elementwise op's as an int)
-            c.flops, c.transcendentals = float(c.flops), float(c.transcendentals)
-            self._memory_into(c, instr)
+            c = self._by_shapes(instr) if instr.opcode in _BY_SHAPES else self._own(instr)
             self._costs[id(instr)] = found = (instr, c)
         return found[1]
+
+    def _own(self, instr: Instruction) -> Cost:
+        """The instruction's cost, worked out for it alone."""
+        c = self.compute(instr)  # (a Cost of its own: no bytes set yet)
+        # (as floats, as a sum of costs is: compute gives an elementwise op's as an int)
+        c.flops, c.transcendentals = float(c.flops), float(c.transcendentals)
+        return self._memory_into(c, instr)
 
     def _by_shapes(self, instr: Instruction) -> Cost:
         """The cost of an op in _BY_SHAPES, shared by the ops of the same opcode, result
@@ -342,9 +342,7 @@ class CostModel:
         key = (instr.opcode, id(instr.shape), *map(id, shapes))
         c = self._shared.get(key)
         if c is None:
-            c = self.compute(instr)
-            c.flops, c.transcendentals = float(c.flops), float(c.transcendentals)
-            self._traffic(c, shapes, (instr.shape,))
+            c = self._own(instr)
             if c.unknown or c.unknown_trip_counts:
                 return c  # (it names the instruction: its own)
             self._shared[key] = c

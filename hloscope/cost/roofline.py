@@ -60,8 +60,7 @@ class Row:
 
 def _cost_order(row: Row) -> float:
     """The text report's order: costliest first (its t_bound x times)."""
-    c, m = row.t_compute, row.t_memory
-    return -(m if m > c else c) * row.times
+    return -row.t_bound * row.times
 
 
 _ROW_FIELDS = tuple(f.name for f in fields(Row))
@@ -80,12 +79,10 @@ class Report:
         # (one pass over the rows, each sum in row order as sum() would add it)
         t_compute = t_memory = t_roofline = t_estimate = 0
         for r in self.rows:
-            c, m, n = r.t_compute, r.t_memory, r.times
-            bound = m if m > c else c  # (max(c, m), as t_bound)
-            t_compute += c * n
-            t_memory += m * n
-            t_roofline += bound * n
-            t_estimate += (r.t_floor if r.t_floor > bound else bound) * n
+            t_compute += r.t_compute * r.times
+            t_memory += r.t_memory * r.times
+            t_roofline += r.t_bound * r.times
+            t_estimate += r.t_estimate * r.times
         return {
             "flops": self.totals.flops,
             "bytes": self.totals.padded_bytes,
