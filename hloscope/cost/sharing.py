@@ -50,7 +50,7 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
     if callee is None:
         return []
     params = {p.parameter_number: p for p in callee.instructions if p.opcode == "parameter"}
-    users = _users(callee)
+    users = callee.users()
     return [k for k in same if k in params and _elementwise_uses(params[k], users, dims)]
 
 
@@ -78,7 +78,7 @@ def gpu_fusion_shares(fusion: Instruction, k: int, operand: Instruction, module:
         return False
     target = _through_bitcasts(callee, output) if output.opcode == "bitcast" else output
     hero = _hero(callee, root)
-    users = _users(callee)
+    users = callee.users()
     seen, queue, found = {param.name}, [param], False
     while queue:
         here = queue.pop()
@@ -112,15 +112,6 @@ def _hero(callee: Computation, root: Instruction) -> Instruction | None:
         if out is not None and out.opcode == "reduce":
             return out
     return None
-
-
-def _users(comp: Computation) -> dict[str, list[Instruction]]:
-    """Each instruction's users in a (fused) computation, by operand name."""
-    users: dict[str, list[Instruction]] = {}
-    for i in comp.instructions:
-        for o in i.operands:
-            users.setdefault(o, []).append(i)
-    return users
 
 
 def _elementwise_uses(param: Instruction, users: dict[str, list[Instruction]], dims) -> bool:

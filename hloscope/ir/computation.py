@@ -77,14 +77,6 @@ class Computation:
         for k, v in state.items():
             setattr(self, k, v)
 
-    def users_by_name(self) -> dict[str, list[str]]:
-        """Each instruction's users, by name (built anew: callers keep it while they need it)."""
-        users: dict[str, list[str]] = {}
-        for instr in self.instructions:
-            for o in instr.operands:
-                users.setdefault(o, []).append(instr.name)
-        return users
-
     @property
     def root(self) -> Instruction | None:
         for instr in reversed(self.instructions):

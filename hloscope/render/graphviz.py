@@ -272,20 +272,18 @@ def costliest_region(comp: Computation, costs: dict[str, float], max_nodes: int)
     until max_nodes are taken: the region worth looking at in a module too big to draw."""
     ranked = sorted((n for n in costs if n in comp), key=lambda n: -costs[n])
     taken: dict[str, None] = {}
-    users = comp.users_by_name()
     for name in ranked:
         if len(taken) >= max_nodes:
             break
-        for n in neighbourhood(comp, name, 1, users):
+        for n in neighbourhood(comp, name, 1):
             if len(taken) < max_nodes:
                 taken.setdefault(n)
     return list(taken)
 
 
-def neighbourhood(comp: Computation, center: str, depth: int,
-                  users: dict[str, list[str]] | None = None) -> list[str]:
+def neighbourhood(comp: Computation, center: str, depth: int) -> list[str]:
     """Instructions within `depth` operand/user steps of `center`, nearest first."""
-    users = users if users is not None else comp.users_by_name()
+    users = comp.users()
     order: list[str] = []
     seen = {center: 0}
     queue = deque([center])
@@ -296,7 +294,7 @@ def neighbourhood(comp: Computation, center: str, depth: int,
             continue
         instr = comp.by_name.get(name)
         near = list(instr.operands) if instr else []
-        near += users.get(name, [])
+        near += [u.name for u in users.get(name, ())]
         for n in near:
             if n not in seen and n in comp:
                 seen[n] = seen[name] + 1
