@@ -162,28 +162,14 @@ mod python {
                     let name = intern(py, &mut strings, f.name);
                     let shape = intern(py, &mut strings, f.shape);
                     let opcode = intern(py, &mut strings, f.opcode);
-                    let operands: Vec<Bound<'py, PyString>> = f
-                        .operands
-                        .iter()
-                        .map(|o| intern(py, &mut strings, o))
-                        .collect();
-                    let operands = pyo3::types::PyTuple::new(py, operands)?;
+                    let operands = interned_tuple(py, &mut strings, &f.operands)?;
                     let typed = if f.operand_shapes.is_empty() {
                         None
                     } else {
-                        let shapes: Vec<Bound<'py, PyString>> = f
-                            .operand_shapes
-                            .iter()
-                            .map(|o| intern(py, &mut strings, o))
-                            .collect();
-                        Some(pyo3::types::PyTuple::new(py, shapes)?)
+                        Some(interned_tuple(py, &mut strings, &f.operand_shapes)?)
                     };
                     let calls = match &f.calls {
-                        Some(names) => {
-                            let names: Vec<Bound<'py, PyString>> =
-                                names.iter().map(|o| intern(py, &mut strings, o)).collect();
-                            Some(pyo3::types::PyTuple::new(py, names)?)
-                        }
+                        Some(names) => Some(interned_tuple(py, &mut strings, names)?),
                         None => None,
                     };
                     out.append((
@@ -205,6 +191,17 @@ mod python {
             .entry(s)
             .or_insert_with(|| pyo3::types::PyString::new(py, s))
             .clone()
+    }
+
+    /// A tuple of the texts, each the one Python string of its text (`intern`).
+    fn interned_tuple<'py, 'a>(
+        py: Python<'py>,
+        strings: &mut std::collections::HashMap<&'a str, Bound<'py, pyo3::types::PyString>>,
+        texts: &[&'a str],
+    ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        let items: Vec<Bound<'py, pyo3::types::PyString>> =
+            texts.iter().map(|t| intern(py, strings, t)).collect();
+        pyo3::types::PyTuple::new(py, items)
     }
 
     /// Temporaries placed in output buffers (`place.rs`; hloscope.cost.placement's `_assign`
