@@ -172,9 +172,13 @@ def _scanned(text: str, path: str) -> list[Module] | None:
 
 def _checked(modules: list[Module], text: str, strict: bool) -> list[Module]:
     """Scanned modules, checked and finished."""
+    from hloscope.parser.fast.checks import validate_scanned
     from hloscope.parser.validate import validate
 
-    validate(modules, text, strict)
+    if strict:
+        validate(modules, text, strict)
+    else:
+        validate_scanned(modules, text)
     return _finished(modules)
 
 
@@ -287,10 +291,10 @@ def _ahead(modules: list[Module], text: str, k: str,
     """settle() of scanned modules whose checks go to a child now."""
     from hloscope import cache
     from hloscope._speed.fork import Ahead
-    from hloscope.parser.validate import validate
+    from hloscope.parser.fast.checks import validate_scanned
 
     def checks() -> None:
-        validate(modules, text)
+        validate_scanned(modules, text)
         if more is not None:
             more(modules)
 

@@ -160,9 +160,6 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                     f"%{name} calls computation {called}, which "
                     + ("is defined after it (XLA's parser needs callees first)"
                        if called in defined else "does not exist"))
-        problem = arity(instr, seen) if op in ARITY_CHECKED else None
-        if problem is not None:
-            raise _Raiser(module, instr, comp, text)(problem)
         if instr.is_root:
             roots += 1
             if roots > 1:
@@ -181,15 +178,7 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
             problem = _generic_async(instr, seen)
             if problem is not None:
                 raise _Raiser(module, instr, comp, text)(problem)
-        if op == "compare":
-            problem = _comparison(instr)
-            if problem is not None:
-                raise _Raiser(module, instr, comp, text)(problem)
-        if op == "constant" and instr.literal is not None:
-            problem = literal_problem(instr.shape, instr.literal)
-            if problem is not None:
-                raise _Raiser(module, instr, comp, text)(problem)
-        elif op == "parameter":
+        if op == "parameter":
             number = int_or_none(instr.literal)
             if number is None or not 0 <= number < len(comp.instructions):
                 raise _Raiser(module, instr, comp, text)(
@@ -199,20 +188,9 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                 raise _Raiser(module, instr, comp, text)(
                     f"parameter {number} is defined twice in {comp.name}")
             params[number] = instr
-        elif op in UNARY_ELEMENTWISE and len(instr.operands) != 1:
-            raise _Raiser(module, instr, comp, text)(
-                f"{op} takes 1 operand, %{name} has {len(instr.operands)}")
-        if op in SHAPE_CHECKED:
-            # the verdict rests on texts only, and dumps repeat them layer after layer
-            # (attributes the line scanner split have no attr_text: no key)
-            key = (op, instr.shape_text, instr.attr_text, *[seen[o].shape_text for o in instr.operands]
-                   ) if instr._attrs is None else None
-            if key is None or key not in consistent:
-                problem = shape_problem(instr, seen)
-                if problem is not None:
-                    raise _Raiser(module, instr, comp, text)(problem)
-                if key is not None:
-                    consistent.add(key)
+        problem = value_problem(instr, seen, consistent)
+        if problem is not None:
+            raise _Raiser(module, instr, comp, text)(problem)
         seen[name] = instr
     if strict:
         found = wiring_problem(comp)
@@ -224,6 +202,45 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                      module, params[max(params)], comp, text)
 
 
+def value_problem(instr: Instruction, seen: dict[str, Instruction],
+                  consistent: set[tuple] | None = None) -> str | None:
+    """The checks of one instruction that read only the instruction and its operands'
+    shapes: operand counts, comparisons, literals, shapes against the operands (their
+    message, or None). So they answer alike for every instruction of the same opcode, shape,
+    VALUE_KEYS attributes, literal and operand shapes: the compiled checks
+    (hloscope.parser.fast.checks) ask once per such signature. `consistent`: the texts of
+    shape checks passed so far."""
+    op = instr.opcode
+    problem = arity(instr, seen) if op in ARITY_CHECKED else None
+    if problem is None and op == "compare":
+        problem = _comparison(instr)
+    if problem is not None:
+        return problem
+    if op == "constant" and instr.literal is not None:
+        problem = literal_problem(instr.shape, instr.literal)
+        if problem is not None:
+            return problem
+    elif op in UNARY_ELEMENTWISE and len(instr.operands) != 1:
+        return f"{op} takes 1 operand, %{instr.name} has {len(instr.operands)}"
+    if op not in SHAPE_CHECKED:
+        return None
+    # the verdict rests on texts only, and dumps repeat them layer after layer
+    # (attributes the line scanner split have no attr_text: no key)
+    key = (op, instr.shape_text, instr.attr_text, *[seen[o].shape_text for o in instr.operands]
+           ) if instr._attrs is None and consistent is not None else None
+    if key is not None and key in consistent:
+        return None
+    problem = shape_problem(instr, seen)
+    if problem is None and key is not None:
+        consistent.add(key)
+    return problem
+
+
+# the opcodes value_problem checks anything of, and the attribute keys it reads (no other:
+# tests/test_native_checks.py watches every read it makes over the corpus)
+VALUE_CHECKED = ARITY_CHECKED | SHAPE_CHECKED | UNARY_ELEMENTWISE | {"compare", "constant"}
+VALUE_KEYS = ("branch_computations", "dimensions", "direction", "type", "index", "dim_labels",
+              "lhs_contracting_dims", "lhs_batch_dims", "rhs_contracting_dims", "rhs_batch_dims")
 _ASYNC_PHASES = frozenset({"async-start", "async-update", "async-done"})
 # the reducing collectives, whose global device ids XLA's parser ties to a channel
 _GLOBAL_IDS_NEED_CHANNEL = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})

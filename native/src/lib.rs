@@ -1,9 +1,12 @@
-//! hloscope's compiled scanner (issue #37, first step): HLO text -> a compact module table.
-//! The pure-Rust scanner is `scan`; with the `python` feature, PyO3 bindings expose it to
-//! hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`, `.count`,
-//! `.lines`). A panic inside never reaches Python as a crash: it is caught and raised as a
-//! RuntimeError.
+//! hloscope's compiled core (issue #37): HLO text -> a compact module table, the parser's
+//! line reader, validate's structural checks, the placement of temporaries. The pure-Rust
+//! modules are `scan`, `lines`, `check`, `place`; with the `python` feature, PyO3 bindings
+//! expose them to hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`,
+//! `.count`, `.lines`, `.checks`, `.place`). A panic inside never reaches Python as a crash:
+//! it is caught and raised as a RuntimeError.
 
+pub mod check;
+pub mod count;
 pub mod lines;
 pub mod place;
 pub mod scan;
@@ -243,6 +246,196 @@ mod python {
             .map_err(|_| pyo3::exceptions::PyIndexError::new_err("list index out of range"))
     }
 
+    /// A signature (opcode, shape, the attribute items the value checks read, literal or
+    /// None, the operands' shape texts).
+    type Sig = (String, String, String, Option<String>, Vec<String>);
+    /// Per module its computations (name, ENTRY, instruction count).
+    type Modules = Vec<Vec<(String, bool, usize)>>;
+    /// An instruction of a commented line: (module, computation, line, name, opcode, shape,
+    /// operands, literal or None, ROOT, called computations, operand shapes, a fusion's kind
+    /// or None).
+    type Again = (
+        usize,
+        usize,
+        usize,
+        String,
+        String,
+        String,
+        Vec<String>,
+        Option<String>,
+        bool,
+        Vec<String>,
+        Vec<String>,
+        Option<String>,
+    );
+
+    /// A computation's counts for `stats` (`count.rs`): (header line, (parameters' text,
+    /// result shape) or None, opcodes and counts, fusion kinds and counts, custom calls'
+    /// lines, groups as (opcode, shape, an async start's operand shapes, count, smallest
+    /// (name, line) pairs), the computations its fusions call).
+    type CompCounts = (
+        usize,
+        Option<(String, String)>,
+        Vec<(String, usize)>,
+        Vec<(String, usize)>,
+        Vec<usize>,
+        Vec<(String, String, Vec<String>, usize, Vec<(String, usize)>)>,
+        Vec<String>,
+    );
+    /// Per module its computations' counts; the lines Python reads outside computations;
+    /// the typed operands' shapes; the literals.
+    type StatsCounts = (Vec<Vec<CompCounts>>, Vec<usize>, Vec<String>, Vec<String>);
+    type Found = (
+        Option<String>,
+        Modules,
+        Vec<Sig>,
+        Vec<Again>,
+        Option<StatsCounts>,
+    );
+
+    fn owned(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn pairs(v: &[(&str, usize)]) -> Vec<(String, usize)> {
+        v.iter().map(|&(s, n)| (s.to_string(), n)).collect()
+    }
+
+    fn counts(c: &crate::check::Counted<'_>) -> StatsCounts {
+        let comp = |cc: &crate::check::CompCount<'_>| -> CompCounts {
+            let t = &cc.tally;
+            (
+                cc.line,
+                cc.signature.map(|(p, r)| (p.to_string(), r.to_string())),
+                pairs(&t.opcodes),
+                pairs(&t.kinds),
+                t.custom_calls.clone(),
+                t.order
+                    .iter()
+                    .map(|key| {
+                        let g = &t.groups[key];
+                        (
+                            key.0.to_string(),
+                            key.1.to_string(),
+                            owned(&key.2),
+                            g.count,
+                            pairs(&g.smallest),
+                        )
+                    })
+                    .collect(),
+                owned(&cc.fused),
+            )
+        };
+        (
+            c.computations
+                .iter()
+                .map(|m| m.iter().map(comp).collect())
+                .collect(),
+            c.outside.clone(),
+            owned(&c.typed),
+            owned(&c.literals),
+        )
+    }
+
+    /// validate's structural checks (`check.rs`): (None, the modules as seen, the distinct
+    /// value signatures Python checks, the instructions of commented lines, and with
+    /// `count` what `stats` reads, else None), or (why it gave up and where, [], [], [],
+    /// None): Python then validates. `classes`: opcode -> 1 (no value check) or 2 (value
+    /// checks); others are Python's to decide. `keys`: the attribute keys the value checks
+    /// read.
+    #[pyfunction]
+    #[pyo3(signature = (text, classes, keys, count=false))]
+    fn checks(
+        py: Python<'_>,
+        text: &str,
+        classes: Vec<(String, u8)>,
+        keys: Vec<String>,
+        count: bool,
+    ) -> PyResult<Found> {
+        use crate::check::{check_text, Class, Table};
+        let table = Table {
+            classes: classes
+                .iter()
+                .filter_map(|(op, c)| match c {
+                    1 => Some((op.as_str(), Class::Plain)),
+                    2 => Some((op.as_str(), Class::Value)),
+                    _ => None,
+                })
+                .collect(),
+            keys: keys.iter().map(String::as_str).collect(),
+            count,
+        };
+        py.allow_threads(|| {
+            guarded(|| {
+                check_text(text, &table, |found| match found {
+                    Err((why, line)) => (
+                        Some(format!("{why} (line {line})")),
+                        Vec::new(),
+                        Vec::new(),
+                        Vec::new(),
+                        None,
+                    ),
+                    Ok(c) => (
+                        None,
+                        c.modules
+                            .iter()
+                            .map(|m| m.iter().map(|&(n, e, k)| (n.to_string(), e, k)).collect())
+                            .collect(),
+                        c.signatures
+                            .iter()
+                            .map(|s| {
+                                (
+                                    s.opcode.to_string(),
+                                    s.shape.to_string(),
+                                    s.attrs.concat(),
+                                    s.literal.map(str::to_string),
+                                    owned(&s.operand_shapes),
+                                )
+                            })
+                            .collect(),
+                        c.rewritten
+                            .iter()
+                            .map(|r| {
+                                (
+                                    r.module,
+                                    r.computation,
+                                    r.line,
+                                    r.name.to_string(),
+                                    r.opcode.to_string(),
+                                    r.shape.to_string(),
+                                    owned(&r.operands),
+                                    r.literal.map(str::to_string),
+                                    r.root,
+                                    owned(&r.calls),
+                                    owned(&r.operand_shapes),
+                                    r.kind.map(str::to_string),
+                                )
+                            })
+                            .collect(),
+                        c.counted.as_ref().map(counts),
+                    ),
+                })
+            })
+        })
+    }
+
+    /// The texts of lines `numbers` (1-based, any order) of a text.
+    #[pyfunction]
+    fn line_texts(text: &str, numbers: Vec<usize>) -> Vec<&str> {
+        let mut starts = vec![0usize];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        numbers
+            .iter()
+            .map(|&n| {
+                let at = n.checked_sub(1).and_then(|k| starts.get(k).copied());
+                at.map_or("", |a| {
+                    let end = starts.get(n).map_or(text.len(), |e| e - 1);
+                    &text[a..end]
+                })
+            })
+            .collect()
+    }
+
     #[pymodule]
     fn hloscope_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(lines, m)?)?;
@@ -251,6 +444,8 @@ mod python {
         m.add_function(wrap_pyfunction!(opcode_counts, m)?)?;
         m.add_function(wrap_pyfunction!(count, m)?)?;
         m.add_function(wrap_pyfunction!(place, m)?)?;
+        m.add_function(wrap_pyfunction!(checks, m)?)?;
+        m.add_function(wrap_pyfunction!(line_texts, m)?)?;
         Ok(())
     }
 }

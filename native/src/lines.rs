@@ -176,7 +176,7 @@ fn value(b: &[u8], mut i: usize) -> Option<usize> {
 
 /// The attribute keys whose values name called computations, in `hloscope.ir.instruction`'s
 /// CALL_KEYS order (the order `called_computations` lists them in).
-const CALL_KEYS: [&str; 10] = [
+pub const CALL_KEYS: [&str; 10] = [
     "to_apply",
     "calls",
     "condition",
@@ -189,17 +189,19 @@ const CALL_KEYS: [&str; 10] = [
     "scatter",
 ];
 
-/// `, key=value` items to the end of the line: None when they are not; else the names the
-/// call keys among them give, in CALL_KEYS order, or Err(()) when that is not plain to read
-/// here (a value not one `%?name`, or a call key given twice): Python reads them then.
-fn attributes(s: &str, mut i: usize) -> Option<Result<Vec<&str>, ()>> {
+/// Each `, key=value` item to the end of the line, in order: `f(the item's comma, key, its
+/// value)`. None when they are not such items.
+pub fn each_item<'a>(
+    s: &'a str,
+    mut i: usize,
+    mut f: impl FnMut(usize, &'a str, &'a str),
+) -> Option<()> {
     let b = s.as_bytes();
-    let mut calls: Vec<(usize, &str)> = Vec::new();
-    let mut plain = true;
     while i < b.len() {
         if b[i] != b',' {
             return None;
         }
+        let comma = i;
         i = blanks(b, i + 1);
         let key_at = i;
         let e = name(b, i)?;
@@ -207,8 +209,21 @@ fn attributes(s: &str, mut i: usize) -> Option<Result<Vec<&str>, ()>> {
             return None;
         }
         let end = value(b, e + 1)?;
-        if let Some(k) = CALL_KEYS.iter().position(|&c| c == &s[key_at..e]) {
-            let v = s[e + 1..end].trim_end_matches([' ', '\t']);
+        f(comma, &s[key_at..e], &s[e + 1..end]);
+        i = end;
+    }
+    Some(())
+}
+
+/// `, key=value` items to the end of the line: None when they are not; else the names the
+/// call keys among them give, in CALL_KEYS order, or Err(()) when that is not plain to read
+/// here (a value not one `%?name`, or a call key given twice): Python reads them then.
+fn attributes(s: &str, i: usize) -> Option<Result<Vec<&str>, ()>> {
+    let mut calls: Vec<(usize, &str)> = Vec::new();
+    let mut plain = true;
+    each_item(s, i, |_, key, v| {
+        if let Some(k) = CALL_KEYS.iter().position(|&c| c == key) {
+            let v = v.trim_end_matches([' ', '\t']);
             let at = usize::from(v.starts_with('%'));
             if name(v.as_bytes(), at) == Some(v.len()) && !calls.iter().any(|c| c.0 == k) {
                 calls.push((k, &v[at..]));
@@ -216,8 +231,7 @@ fn attributes(s: &str, mut i: usize) -> Option<Result<Vec<&str>, ()>> {
                 plain = false;
             }
         }
-        i = end;
-    }
+    })?;
     calls.sort_by_key(|c| c.0);
     Some(if plain {
         Ok(calls.into_iter().map(|c| c.1).collect())

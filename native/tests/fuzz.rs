@@ -1,12 +1,13 @@
 //! A time-boxed fuzz run over real compiler output (issue #37 point 5): random mutations of
 //! fixture modules (bytes deleted, inserted, replaced by brackets, quotes, newlines, `%`,
-//! `=`), each read by `scan` and, line by line, by `lines::line`. Neither may panic, and
-//! every span must lie inside the text. `cargo test --no-default-features` runs it for 2 seconds;
+//! `=`), each read by `scan`, by `check::check_text` and, line by line, by `lines::line`.
+//! None may panic, and every span must lie inside the text. `cargo test --no-default-features` runs it for 2 seconds;
 //! `FUZZ_SECONDS=600 cargo test --no-default-features --release --test fuzz -- --nocapture`
 //! runs it for ten
 //! minutes (the run stated in bench/README.md). (`--no-default-features`: without the
 //! Python bindings, which link against the interpreter only inside Python.)
 
+use hloscope_native::check::{check_text, Class, Table};
 use hloscope_native::lines::{line, Line};
 use hloscope_native::scan::scan;
 use std::time::{Duration, Instant};
@@ -54,7 +55,23 @@ fn mutations_of_real_modules_never_panic() {
         seed ^= seed << 17;
         seed
     };
-    let alphabet = b"(){}[]\",%= \n\t\\/'xROOT0:";
+    let alphabet = b"(){}[]\",%= \n\t\\/'xROOT0:*";
+    // every opcode of the bases is known (parameters plain, the rest value-checked), so
+    // the checks read the mutants to the end
+    let table = Table {
+        classes: BASES
+            .iter()
+            .flat_map(|b| b.split('\n'))
+            .filter_map(|l| match line(l) {
+                Line::Instruction(f) if f.opcode == "parameter" => Some((f.opcode, Class::Plain)),
+                Line::Instruction(f) => Some((f.opcode, Class::Value)),
+                _ => None,
+            })
+            .collect(),
+        keys: ["dimensions", "index", "direction"].into_iter().collect(),
+        count: true,
+    };
+    let mut answered = 0u64;
     let (mut cases, mut instructions) = (0u64, 0u64);
     while Instant::now() < stop {
         let base = BASES[(next() % BASES.len() as u64) as usize].as_bytes();
@@ -86,8 +103,12 @@ fn mutations_of_real_modules_never_panic() {
                 assert!(f.name.len() <= l.len() && f.attrs.len() <= l.len());
             }
         }
+        answered += check_text(&text, &table, |c| u64::from(c.is_ok()));
         cases += 1;
     }
-    eprintln!("fuzz: {cases} mutated modules, {instructions} instruction lines read, no panic");
+    eprintln!(
+        "fuzz: {cases} mutated modules ({answered} answered by the checks), \
+         {instructions} instruction lines read, no panic"
+    );
     assert!(cases > 0);
 }

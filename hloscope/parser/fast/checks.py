@@ -1,0 +1,122 @@
+"""validate for scanned modules through the compiled checks (`hloscope_native.checks`,
+native/src/check.rs): the structural checks (names, operands defined above, callees defined
+before, ROOTs, parameter numbers, computations) run in Rust over the text, and the value
+checks (`validate.value_problem`) run here once per distinct signature (opcode, shape, the
+attributes those checks read, literal, operand shapes) instead of once per instruction: a
+dump repeats a few hundred signatures over 100k instructions.
+
+Sound by construction, not by trust: the Rust side answers only for texts it models and
+gives up on everything else; its view of the computations (names, ENTRY, instruction
+counts) must be the scanned modules' own; any problem found anywhere sends the modules to
+`validate`, which raises the located error. So the result is always validate's.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from hloscope.ir import Instruction, Module
+from hloscope.ir.opcodes import OPCODES
+from hloscope.parser.attrs import parse_shape
+from hloscope.parser.errors import ParseError
+from hloscope.parser.fast.native import available
+from hloscope.parser.reader import READER
+from hloscope.parser.validate import (
+    _ASYNC_PHASES,
+    VALUE_CHECKED,
+    VALUE_KEYS,
+    _header,
+    validate,
+    value_problem,
+)
+
+
+@cache
+def _classes() -> list[tuple[str, int]]:
+    """(opcode, 1: no value check, or 2: value checks) for the opcodes validate checks
+    nothing else of (the generic async ops and the rest are left to validate)."""
+    return [(op, 2 if op in VALUE_CHECKED else 1) for op in sorted(OPCODES) if op not in _ASYNC_PHASES]
+
+
+def validate_scanned(modules: list[Module], text: str) -> None:
+    """validate(modules, text) of modules the fast scan made from `text`, the same verdict
+    and error, mostly through the compiled checks."""
+    if not passed(modules, text):
+        validate(modules, text)
+
+
+def passed(modules: list[Module], text: str) -> bool:
+    """True when the compiled checks and the value checks of every signature pass (then
+    validate would pass); False when they cannot tell or something fails."""
+    native = available()
+    if native is None or not hasattr(native, "checks"):
+        return False
+    why, seen, signatures, rewritten, _ = native.checks(text, _classes(), VALUE_KEYS)
+    if why is not None or len(seen) != len(modules):
+        return False
+    for module, comps in zip(modules, seen):
+        if [(c.name, c.is_entry, len(c.instructions)) for c in module.computations] != comps:
+            return False  # (the scan read the text otherwise: validate decides)
+    try:
+        for module in modules:
+            _header(module, text)
+    except ParseError:  # (validate raises it where it belongs among the others)
+        return False
+    if not _agree(modules, rewritten):
+        return False
+    shapes: dict[str, object] = {}
+    return not any(_fails(sig, shapes) for sig in signatures)
+
+
+def _agree(modules: list[Module], rewritten: list[tuple]) -> bool:
+    """Whether the instructions of commented lines, as the compiled checks read them, are
+    the scanned modules' own (name, opcode, shape, operands, literal, ROOT, callees), and
+    pass value_problem (checked on the instruction itself)."""
+    at_line: dict[tuple[int, int], dict[int, Instruction]] = {}
+    for m, c, line, name, opcode, shape, operands, literal, root, calls, *_ in rewritten:
+        comp = modules[m].computations[c]
+        lines = at_line.get((m, c))
+        if lines is None:
+            lines = at_line[m, c] = {i.line: i for i in comp.instructions}
+        instr = lines.get(line)
+        if instr is None or (instr.name, instr.opcode, instr.shape_text, instr.operands,
+                             instr.is_root, tuple(instr.calls())) != (
+                name, opcode, shape, tuple(operands), root, tuple(calls)):
+            return False
+        if instr.literal != (literal.strip() if literal is not None else None):
+            return False
+        if opcode in VALUE_CHECKED:
+            by_name = comp.by_name
+            if _problem(instr, {o: by_name[o] for o in operands}):
+                return False
+    return True
+
+
+def _fails(signature: tuple, shapes: dict[str, object]) -> bool:
+    """Whether an instruction of this signature fails its value checks."""
+    opcode, shape_text, attr_text, literal, operand_shapes = signature
+    seen = {}
+    for k, text in enumerate(operand_shapes):
+        name = f"operand.{k}"
+        seen[name] = Instruction(name, "parameter", text, _shape=_shape(text, shapes),
+                                 reader=READER)
+    instr = Instruction("checked", opcode, shape_text, tuple(seen), (None,) * len(seen),
+                        literal=literal.strip() if literal is not None else None,
+                        _shape=_shape(shape_text, shapes), attr_text=attr_text, reader=READER)
+    return _problem(instr, seen)
+
+
+def _problem(instr: Instruction, seen: dict[str, Instruction]) -> bool:
+    """Whether value_problem finds a problem, or cannot read a value (validate then
+    raises the located error)."""
+    try:
+        return value_problem(instr, seen) is not None
+    except Exception:  # noqa: BLE001 - a value that does not read: validate says where
+        return True
+
+
+def _shape(text: str, shapes: dict[str, object]):
+    found = shapes.get(text)
+    if found is None:
+        found = shapes[text] = parse_shape(text)
+    return found

@@ -1,0 +1,708 @@
+//! The checks `hloscope/parser/validate.py` makes of a scanned module, compiled, as a sound
+//! shortcut: `check` either answers "these modules pass every structural check" and lists
+//! the distinct value signatures Python still has to check, or gives up with a reason, and
+//! Python then runs its own `validate`. It never answers for a text it does not model.
+//!
+//! Structural (here): one module per `HloModule` line, each with computations; computation
+//! names distinct, at most one ENTRY, none empty; per instruction a name not seen before in
+//! its computation, operands defined above it, called computations defined before its own,
+//! at most one ROOT, parameter numbers `0..n` each once. Value checks (Python, once per
+//! distinct text): operand counts, comparison directions, literals, shapes against operands:
+//! each a function of the instruction's opcode, shape, the attributes they read (Python
+//! names the keys), literal and its operands' shapes, so one check per distinct signature
+//! answers for all.
+//!
+//! Given up on (Python decides): any line the line reader leaves to Python inside a
+//! computation, a computation header outside a module or after a line it does not read,
+//! call keys Python reads itself, `%x#i` operands (the parser adds get-tuple-elements), an
+//! opcode Python's table does not class (async shorthand, generic async ops, unknown ones),
+//! a parameter number that is not plain decimal digits, and any failed check.
+
+use crate::count::Tally;
+use crate::lines::{each_item, line, Line, CALL_KEYS};
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A fast hash for short texts (names, shapes), FxHash's: the maps here hold a few
+/// thousand keys from one trusted text, where SipHash's guard against chosen keys costs
+/// more than the checks.
+#[derive(Default)]
+pub struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Fx {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+pub type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+pub type Set<K> = HashSet<K, BuildHasherDefault<Fx>>;
+
+/// The debug tables' names: a header named so is Python's to read.
+const SECTIONS: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
+
+/// What Python tells the checks: how it classes each opcode (others are its own to
+/// decide) and the attribute keys its value checks read.
+pub struct Table<'t> {
+    pub classes: Map<&'t str, Class>,
+    pub keys: Set<&'t str>,
+    /// Count what `stats` reads too (`Checked::counted`).
+    pub count: bool,
+}
+
+/// How Python's table classes an opcode.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Known; no value check applies.
+    Plain,
+    /// Known; its value checks run in Python, once per signature.
+    Value,
+}
+
+/// What one instruction's value checks read.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Signature<'a> {
+    pub opcode: &'a str,
+    pub shape: &'a str,
+    /// The attribute items (`, key=value`) whose keys the value checks read, in order.
+    pub attrs: Vec<&'a str>,
+    pub literal: Option<&'a str>,
+    pub operand_shapes: Vec<&'a str>,
+}
+
+/// A computation as the check saw it: name (no `%`), ENTRY, instruction count.
+pub type Seen<'a> = (&'a str, bool, usize);
+
+/// An instruction read from a line whose comments were taken out (`/*index=5*/` in a long
+/// operand list), as Python's line scanner reads such a line: Python compares it with its
+/// own instruction of that line and checks that one's values itself.
+pub struct Rewritten<'a> {
+    pub module: usize,
+    pub computation: usize,
+    pub line: usize,
+    pub name: &'a str,
+    pub opcode: &'a str,
+    pub shape: &'a str,
+    pub operands: Vec<&'a str>,
+    pub literal: Option<&'a str>,
+    pub root: bool,
+    pub calls: Vec<&'a str>,
+    /// Its operands' shape texts, and a fusion's kind as `count.rs` reads it.
+    pub operand_shapes: Vec<&'a str>,
+    pub kind: Option<&'a str>,
+}
+
+pub struct Checked<'a> {
+    /// Per module, its computations in order.
+    pub modules: Vec<Vec<Seen<'a>>>,
+    pub signatures: Vec<Signature<'a>>,
+    pub rewritten: Vec<Rewritten<'a>>,
+    /// What `stats` reads, when asked for.
+    pub counted: Option<Counted<'a>>,
+}
+
+/// `stats`' counts (`count.rs`) and what Python checks of the text beside the signatures
+/// for the module it would have built: the lines it reads itself outside the computations
+/// (module headers, debug tables), the headers' parameter and result shapes, the typed
+/// operands' shapes and the literals.
+#[derive(Default)]
+pub struct Counted<'a> {
+    /// Per module, per computation.
+    pub computations: Vec<Vec<CompCount<'a>>>,
+    pub outside: Vec<usize>,
+    pub typed: Vec<&'a str>,
+    pub literals: Vec<&'a str>,
+}
+
+pub struct CompCount<'a> {
+    /// The header's line; its parameters' text and result shape (a header without a
+    /// signature has none).
+    pub line: usize,
+    pub signature: Option<(&'a str, &'a str)>,
+    pub tally: Tally<'a>,
+    /// The computations its fusions call.
+    pub fused: Vec<&'a str>,
+}
+
+struct Comp<'a> {
+    name: &'a str,
+    entry: bool,
+    shapes: Map<&'a str, &'a str>, // instruction -> shape text
+    count: usize,
+    roots: usize,
+    params: Set<usize>,
+    counts: Option<CompCount<'a>>,
+}
+
+#[derive(Default)]
+struct Module<'a> {
+    comps: Vec<Seen<'a>>,
+    names: Set<&'a str>,
+    entries: usize,
+}
+
+/// The items of an attribute list whose keys are in `keys`, each `, key=value` as printed.
+fn items_of<'a>(attrs: &'a str, keys: &Set<&str>) -> Option<Vec<&'a str>> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    each_item(attrs, 0, |comma, key, value| {
+        if let Some(at) = start.take() {
+            out.push(&attrs[at..comma]);
+        }
+        if keys.contains(key) {
+            start = Some(comma);
+        }
+        let _ = value;
+    })?;
+    if let Some(at) = start {
+        out.push(&attrs[at..]);
+    }
+    Some(out)
+}
+
+/// The computations an attribute list's call keys name, in CALL_KEYS order, where each
+/// is one `%?name` or a list `{%?name, ...}` and none is given twice (as Python's
+/// `Instruction.calls()` reads them); None otherwise.
+fn callees(attrs: &str) -> Option<Vec<&str>> {
+    let mut found: Vec<(usize, Vec<&str>)> = Vec::new();
+    let mut plain = true;
+    each_item(attrs, 0, |_, key, value| {
+        let Some(k) = CALL_KEYS.iter().position(|&c| c == key) else {
+            return;
+        };
+        let v = value.trim_matches([' ', '\t']);
+        let names = match v.strip_prefix('{').and_then(|v| v.strip_suffix('}')) {
+            Some(inner) if inner.trim_matches([' ', '\t']).is_empty() => Some(Vec::new()),
+            Some(inner) => inner
+                .split(',')
+                .map(|n| one_name(n.trim_matches([' ', '\t'])))
+                .collect(),
+            None => one_name(v).map(|n| vec![n]),
+        };
+        match names {
+            Some(names) if !found.iter().any(|f| f.0 == k) => found.push((k, names)),
+            _ => plain = false,
+        }
+    })?;
+    found.sort_by_key(|f| f.0);
+    plain.then(|| found.into_iter().flat_map(|f| f.1).collect())
+}
+
+/// `%?name` as a whole: the name.
+fn one_name(s: &str) -> Option<&str> {
+    let n = s.strip_prefix('%').unwrap_or(s);
+    let b = n.as_bytes();
+    let ok = !b.is_empty()
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
+    ok.then_some(n)
+}
+
+/// Brackets balanced outside strings and comments, strings and comments closed, no `//`:
+/// a header line Python reads whole.
+fn whole(s: &str) -> bool {
+    let b = s.as_bytes();
+    let (mut depth, mut i) = (0i64, 0);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if i >= b.len() {
+                    return false;
+                }
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            // (`/*index=5*/` in a long layout list: a comment closed on the line)
+            b'/' if b.get(i + 1) == Some(&b'*') => match s[i + 2..].find("*/") {
+                Some(k) => i += k + 3,
+                None => return false,
+            },
+            b'/' => return false,
+            _ => {}
+        }
+        i += 1;
+    }
+    depth == 0
+}
+
+/// The line as Python's `strip_comments` leaves it (`/*...*/` and `//...` outside
+/// double-quoted strings taken out), when it has a comment; None when it has none, or when
+/// it holds what this does not model (a single quote outside a double-quoted string, an open
+/// string or comment).
+pub fn uncommented(s: &str) -> Option<String> {
+    if memchr::memchr(b'/', s.as_bytes()).is_none() || !s.contains("/*") && !s.contains("//") {
+        return None;
+    }
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let (mut i, mut kept, mut cut) = (0, 0, false);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= b.len() {
+                    return None;
+                }
+                i = j + 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = i + 2 + s[i + 2..].find("*/")? + 2;
+                out.push_str(&s[kept..i]);
+                (i, kept, cut) = (end, end, true);
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                out.push_str(&s[kept..i]);
+                return Some(out);
+            }
+            b'\'' => return None, // (a single-quoted string, as Python's pattern reads one)
+            _ => i += 1,
+        }
+    }
+    out.push_str(&s[kept..]);
+    cut.then_some(out) // (comment marks inside strings only: the line as it is)
+}
+
+/// `check` of a whole text, its commented lines read as Python reads them; `then` gets the
+/// result (which borrows the lines made here).
+pub fn check_text<R>(
+    text: &str,
+    table: &Table,
+    then: impl FnOnce(Result<Checked<'_>, (&'static str, usize)>) -> R,
+) -> R {
+    let raw: Vec<&str> = text.split('\n').collect();
+    let cleaned: Vec<Option<String>> = raw.iter().map(|s| uncommented(s)).collect();
+    let lines: Vec<&str> = raw
+        .iter()
+        .zip(&cleaned)
+        .map(|(s, c)| c.as_deref().unwrap_or(s))
+        .collect();
+    let rewritten: Vec<bool> = cleaned.iter().map(Option::is_some).collect();
+    then(check(&lines, &rewritten, table))
+}
+
+/// A computation of the last module, opened (Err: none, or the name is taken).
+fn open<'a>(
+    modules: &[Module<'a>],
+    name: &'a str,
+    entry: bool,
+    counting: Option<(usize, Option<(&'a str, &'a str)>)>,
+) -> Result<Comp<'a>, &'static str> {
+    let module = modules.last().ok_or("a computation before HloModule")?;
+    if module.names.contains(name) {
+        return Err("a computation defined twice");
+    }
+    Ok(Comp {
+        name,
+        entry,
+        shapes: Map::with_capacity_and_hasher(64, Default::default()),
+        count: 0,
+        roots: 0,
+        params: Set::default(),
+        counts: counting.map(|(line, signature)| CompCount {
+            line,
+            signature,
+            tally: Tally::default(),
+            fused: Vec::new(),
+        }),
+    })
+}
+
+/// A header without a signature, as a pre-optimization dump prints one (`region_0.1 {`,
+/// `ENTRY main.5 {`; Python's `_COMP_HEAD`): (name without `%`, ENTRY), or None.
+fn bare_header(t: &str) -> Option<(&str, bool)> {
+    let head = t.strip_suffix('{')?.trim_end_matches([' ', '\t']);
+    let (entry, name) = match head.strip_prefix("ENTRY") {
+        Some(rest) if rest.starts_with([' ', '\t']) => (true, rest.trim_start_matches([' ', '\t'])),
+        _ => (false, head),
+    };
+    let name = one_name(name)?;
+    (!SECTIONS.contains(&name)).then_some((name, entry))
+}
+
+/// The checks of a whole text, given as its lines with their comments taken out where
+/// `rewritten[k]` (`uncommented`), against Python's table. Err:
+/// why it gave up, and the line it was reading (1-based).
+pub fn check<'a>(
+    lines: &[&'a str],
+    rewritten: &[bool],
+    table: &Table,
+) -> Result<Checked<'a>, (&'static str, usize)> {
+    let mut at = 0;
+    checked(lines, rewritten, table, &mut at).map_err(|why| (why, at))
+}
+
+fn checked<'a>(
+    lines: &[&'a str],
+    rewritten: &[bool],
+    table: &Table,
+    at: &mut usize,
+) -> Result<Checked<'a>, &'static str> {
+    let mut modules: Vec<Module<'a>> = Vec::new();
+    let mut comp: Option<Comp<'a>> = None;
+    let mut signatures: Set<Signature<'a>> = Set::default();
+    let mut counted: Option<Counted<'a>> = table.count.then(Counted::default);
+    let mut read_again: Vec<Rewritten<'a>> = Vec::new();
+    for (k, &s) in lines.iter().enumerate() {
+        *at = k + 1;
+        match line(s) {
+            Line::Instruction(f) => {
+                let c = comp
+                    .as_mut()
+                    .ok_or("an instruction outside a computation")?;
+                let kind = *table
+                    .classes
+                    .get(f.opcode)
+                    .ok_or("an opcode Python decides")?;
+                let calls = match &f.calls {
+                    Some(names) => names.clone(),
+                    None => callees(f.attrs).ok_or("call keys Python reads")?,
+                };
+                if c.shapes.contains_key(f.name) {
+                    return Err("a name defined twice");
+                }
+                let mut operand_shapes = Vec::with_capacity(f.operands.len());
+                for o in &f.operands {
+                    if o.contains('#') {
+                        return Err("a tuple-element operand");
+                    }
+                    operand_shapes.push(*c.shapes.get(o).ok_or("an operand not defined above")?);
+                }
+                let module = modules.last().ok_or("no module")?;
+                if calls.iter().any(|k| !module.names.contains(k)) {
+                    return Err("a call of a computation not defined before");
+                }
+                c.roots += usize::from(f.root);
+                if c.roots > 1 {
+                    return Err("two ROOTs");
+                }
+                if f.opcode == "parameter" {
+                    let digits = f.literal.unwrap_or("").trim_matches([' ', '\t']);
+                    if digits.is_empty() || !digits.bytes().all(|d| d.is_ascii_digit()) {
+                        return Err("a parameter number Python reads");
+                    }
+                    let n: usize = digits.parse().map_err(|_| "a parameter number too large")?;
+                    if !c.params.insert(n) {
+                        return Err("a parameter number given twice");
+                    }
+                }
+                if rewritten.get(k) == Some(&true) {
+                    read_again.push(Rewritten {
+                        module: modules.len() - 1,
+                        computation: module.comps.len(),
+                        line: k + 1,
+                        name: f.name,
+                        opcode: f.opcode,
+                        shape: f.shape,
+                        operands: f.operands.clone(),
+                        literal: f.literal,
+                        root: f.root,
+                        calls: calls.clone(),
+                        operand_shapes: operand_shapes.clone(),
+                        kind: (f.opcode == "fusion")
+                            .then(|| crate::count::kind(f.attrs))
+                            .flatten(),
+                    });
+                } else if kind == Class::Value {
+                    signatures.insert(Signature {
+                        opcode: f.opcode,
+                        shape: f.shape,
+                        attrs: items_of(f.attrs, &table.keys).ok_or("attributes not read")?,
+                        literal: f.literal,
+                        operand_shapes,
+                    });
+                }
+                if let Some(cc) = c.counts.as_mut() {
+                    let shapes: Vec<&'a str> = f.operands.iter().map(|o| c.shapes[o]).collect();
+                    cc.tally
+                        .add(&f, k + 1, &shapes)
+                        .ok_or("a fusion kind Python reads")?;
+                    if f.opcode == "fusion" {
+                        cc.fused.extend(calls.iter().copied());
+                    }
+                    let all = counted.as_mut().ok_or("no count")?;
+                    all.typed.extend(f.operand_shapes.iter().copied());
+                    all.literals.extend(f.literal);
+                }
+                c.shapes.insert(f.name, f.shape);
+                c.count += 1;
+            }
+            Line::Header(h) => {
+                if comp.is_some() || SECTIONS.contains(&h.name) {
+                    return Err("a header Python reads");
+                }
+                let counting = counted
+                    .is_some()
+                    .then_some((k + 1, Some((h.params, h.result))));
+                comp = Some(open(
+                    &modules,
+                    h.name.trim_start_matches('%'),
+                    h.entry,
+                    counting,
+                )?);
+            }
+            Line::Close => {
+                let c = comp.take().ok_or("a closing brace outside a computation")?;
+                if c.count == 0 {
+                    return Err("an empty computation");
+                }
+                // numbers 0..n, each once (given twice was refused above), each below the count
+                if c.params
+                    .iter()
+                    .any(|&p| p >= c.params.len() || p >= c.count)
+                {
+                    return Err("parameter numbers with a gap or out of range");
+                }
+                let module = modules.last_mut().ok_or("no module")?;
+                module.entries += usize::from(c.entry);
+                if module.entries > 1 {
+                    return Err("two ENTRY computations");
+                }
+                module.names.insert(c.name);
+                module.comps.push((c.name, c.entry, c.count));
+                if let (Some(all), Some(cc)) = (counted.as_mut(), c.counts) {
+                    if all.computations.len() < modules.len() {
+                        all.computations.resize_with(modules.len(), Vec::new);
+                    }
+                    all.computations[modules.len() - 1].push(cc);
+                }
+            }
+            Line::Other => {
+                let t =
+                    s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c));
+                if t.is_empty() {
+                    continue;
+                }
+                if comp.is_some() {
+                    return Err("a line Python reads inside a computation");
+                }
+                if let Some(all) = counted.as_mut() {
+                    all.outside.push(k + 1);
+                }
+                if s.starts_with("HloModule") && whole(s) {
+                    modules.push(Module::default());
+                } else if let Some((name, entry)) = bare_header(t) {
+                    comp = Some(open(
+                        &modules,
+                        name,
+                        entry,
+                        counted.is_some().then_some((k + 1, None)),
+                    )?);
+                } else if t.starts_with("HloModule") || t.ends_with('{') {
+                    return Err("a header Python reads");
+                }
+                // (else a debug table's line: FileNames, StackFrames, ..., before or after
+                // the computations; Python reads them into the module's tables)
+            }
+        }
+    }
+    if comp.is_some() {
+        return Err("an unclosed computation");
+    }
+    if modules.is_empty() || modules.iter().any(|m| m.comps.is_empty()) {
+        return Err("a module without computations");
+    }
+    let n_modules = modules.len();
+    Ok(Checked {
+        modules: modules.into_iter().map(|m| m.comps).collect(),
+        signatures: signatures.into_iter().collect(),
+        rewritten: read_again,
+        counted: counted.map(|mut c| {
+            c.computations.resize_with(n_modules, Vec::new);
+            for v in [&mut c.typed, &mut c.literals] {
+                v.sort_unstable();
+                v.dedup();
+            }
+            c
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Table<'static> {
+        let plain = ["parameter", "tuple", "fusion", "while"];
+        let value = ["add", "constant", "get-tuple-element", "reduce"];
+        Table {
+            classes: plain
+                .iter()
+                .map(|&o| (o, Class::Plain))
+                .chain(value.iter().map(|&o| (o, Class::Value)))
+                .collect(),
+            keys: ["dimensions", "index"].into_iter().collect(),
+            count: true,
+        }
+    }
+
+    fn why(text: &str) -> Result<usize, &'static str> {
+        check_text(text, &table(), |c| {
+            c.map(|c| c.signatures.len()).map_err(|e| e.0)
+        })
+    }
+
+    // hand-written minimal modules (syntax corners), not compiler output
+    const OK: &str =
+        "HloModule m, entry_computation_layout={(f32[2]{0}, /*index=1*/f32[])->f32[2]{0}}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b), metadata={op_name=\"x\"}
+}
+
+ENTRY %main (p: f32[2]) -> f32[2] {
+  %p = f32[2]{0} parameter(0)
+  %c = f32[] constant(0)
+  %r = f32[] reduce(%p, %c), dimensions={0}, to_apply=%add
+  ROOT %q = f32[2]{0} add(%p, %p), metadata={op_name=\"y\"}
+}
+
+FileNames
+1 \"a.py\"
+";
+
+    #[test]
+    fn answers_for_a_module_it_models() {
+        check_text(OK, &table(), |c| {
+            let c = c.unwrap_or_else(|e| panic!("{e:?}"));
+            assert_eq!(c.modules, vec![vec![("add", false, 3), ("main", true, 4)]]);
+            // add(f32[]) once, add(f32[2]) once (metadata left out), constant, reduce
+            assert_eq!(c.signatures.len(), 4);
+            let reduce = c.signatures.iter().find(|s| s.opcode == "reduce").unwrap();
+            assert_eq!(reduce.attrs, vec![", dimensions={0}"]); // (the keys checks read)
+            assert!(c.rewritten.is_empty());
+        });
+        // a commented line is read as Python reads it, and handed back for comparison
+        let text = OK.replace("add(%p, %p)", "add(%p, /*index=1*/%p) // x");
+        check_text(&text, &table(), |c| {
+            let c = c.unwrap_or_else(|e| panic!("{e:?}"));
+            assert_eq!(c.signatures.len(), 3);
+            let r = &c.rewritten[0];
+            assert_eq!((r.module, r.computation, r.line, r.name), (0, 1, 13, "q"));
+            assert_eq!((r.operands.clone(), r.root), (vec!["p", "p"], true));
+        });
+    }
+
+    #[test]
+    fn takes_comments_out_as_python_does() {
+        assert_eq!(uncommented("a /*x*/b // y").as_deref(), Some("a b "));
+        assert_eq!(
+            uncommented("a=\"/*s*/\" /**/").as_deref(),
+            Some("a=\"/*s*/\" ")
+        );
+        assert_eq!(uncommented("a=\"//s\""), None); // (in a string only)
+        assert_eq!(uncommented("a /* open"), None);
+        assert_eq!(uncommented("a='x' /**/"), None);
+        assert_eq!(uncommented("a=\"'\" /**/").as_deref(), Some("a=\"'\" "));
+        assert_eq!(uncommented("a=\"open /**/"), None);
+        assert_eq!(uncommented("plain"), None);
+    }
+
+    #[test]
+    fn gives_up_on_what_it_does_not_model_or_what_fails() {
+        let cases = [
+            ("%c = f32[] constant(0)", "%c = f32[] negate(%p)"), // an opcode not classed
+            ("%c = f32[] constant(0)", "%c = f32[] add(%z, %p)"), // an undefined operand
+            ("%c = f32[] constant(0)", "%p = f32[] constant(0)"), // a name given twice
+            ("%c = f32[] constant(0)", "ROOT %c = f32[] constant(0)"), // two ROOTs
+            ("%c = f32[] constant(0)", "%c = f32[] parameter(2)"), // a gap in the numbers
+            ("%c = f32[] constant(0)", "%c = f32[] parameter(+1)"), // a number Python reads
+            ("%c = f32[] constant(0)", "%c = f32[] add(%p#0, %p)"), // a tuple element
+            ("%c = f32[] constant(0)", "  // a comment"),        // a line Python reads
+            ("to_apply=%add", "to_apply=%nope"),                 // an unknown callee
+            ("to_apply=%add", "to_apply={%add, %nope}"),         // a list naming an unknown one
+            ("to_apply=%add", "to_apply={%add}, to_apply=%add"), // a call key twice
+            ("to_apply=%add", "to_apply=(%add)"),                // call keys Python reads
+            ("ENTRY %main", "ENTRY %add"),                       // a computation twice
+            ("%add (a", "ENTRY %add (a"),                        // two ENTRYs
+            ("HloModule m, entry", "HloModule m, (entry"),       // a header Python continues
+            ("HloModule m, entry", "HloModule m, /*(*/ /*entry"), // an open comment
+            ("\n\nENTRY", "\n%f (p: f32[]) -> f32[] {\n}\nENTRY"), // an empty computation
+            ("\n\nENTRY", "\n%f (p: (f32[])) -> f32[] { // x\nENTRY"), // a header Python reads
+            ("\n\nENTRY", "\n%f {\n}\nENTRY"),                   // an empty bare one
+            (
+                "\n\nENTRY",
+                "\nENTRY g {\n  %x = f32[] parameter(0)\n}\nENTRY",
+            ), // two ENTRYs
+            ("\n\nENTRY", "\n%f x {\n}\nENTRY"),                 // a header Python reads
+        ];
+        for (from, to) in cases {
+            assert!(OK.contains(from), "{from}");
+            let text = OK.replacen(from, to, 1);
+            assert!(why(&text).is_err(), "{to}");
+        }
+        assert!(why("").is_err() && why("HloModule m\n").is_err());
+    }
+
+    #[test]
+    fn reads_callee_lists_and_debug_tables() {
+        let text = OK.replace("to_apply=%add", "to_apply={%add}").replace(
+            "HloModule m, entry_computation_layout={(f32[2]{0}, /*index=1*/f32[])->f32[2]{0}}",
+            "HloModule m\nFileNames\n1 \"b.py\"\n",
+        );
+        assert_eq!(why(&text), Ok(4));
+        assert_eq!(
+            callees(", calls=%f, to_apply={%a, b.1}"),
+            Some(vec!["a", "b.1", "f"])
+        );
+        assert_eq!(callees(", branch_computations={}"), Some(vec![]));
+        assert_eq!(callees(", calls={%f, }"), None);
+    }
+
+    #[test]
+    fn reads_headers_without_signatures() {
+        assert_eq!(bare_header("region_0.1 {"), Some(("region_0.1", false)));
+        assert_eq!(bare_header("ENTRY\t%main.5{"), Some(("main.5", true)));
+        assert_eq!(bare_header("ENTRY {"), Some(("ENTRY", false))); // (as Python's pattern)
+        assert_eq!(bare_header("FileNames {"), None);
+        assert_eq!(bare_header("a b {"), None);
+        let text = OK.replace("ENTRY %main (p: f32[2]) -> f32[2] {", "ENTRY main {");
+        assert_eq!(why(&text), Ok(4));
+    }
+
+    #[test]
+    fn keeps_the_items_the_checks_read() {
+        let keys = ["dimensions", "index"].into_iter().collect();
+        let items = items_of(
+            ", index=1, metadata={a=\", dimensions=\"}, dimensions={0,1} ",
+            &keys,
+        );
+        assert_eq!(items, Some(vec![", index=1", ", dimensions={0,1} "]));
+        assert_eq!(items_of(", index", &keys), None); // (not items)
+    }
+}
