@@ -26,12 +26,14 @@ from hloscope.cli.common import (
 )
 
 
-def _counted_in_halves(path: Path, every: bool) -> tuple[list[dict] | None, tuple[bytes, str] | None]:
-    """(stats counted on two cores or None, the file's bytes and text for load_file)."""
+def _counted_early(path: Path, every: bool, halves: bool) -> tuple[list[dict] | None, tuple[bytes, str]]:
+    """(stats counted without parsing the file, or None; the file's bytes and text for
+    load_file): from the compiled checks' one pass (hloscope.stats.table) where they answer,
+    else, with `halves`, on two cores (hloscope.stats.halves)."""
     from hloscope.parser import ParseError
     from hloscope.parser.files import read
     from hloscope.parser.load import decode
-    from hloscope.stats.halves import stats_in_halves
+    from hloscope.stats.table import stats_of_text
 
     note_file(path)
     try:
@@ -40,7 +42,12 @@ def _counted_in_halves(path: Path, every: bool) -> tuple[list[dict] | None, tupl
     except ParseError as e:
         fail_located(e)
     with parsing_notice(path, False):
-        return stats_in_halves(text, str(path), every), (data, text)
+        counted = stats_of_text(text, str(path), every)
+        if counted is None and halves:
+            from hloscope.stats.halves import stats_in_halves
+
+            counted = stats_in_halves(text, str(path), every)
+        return counted, (data, text)
 
 
 def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = False,
@@ -60,10 +67,11 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
     if file.is_dir():
         _stats_of_folder(file, format, strict, per_computation, every)
         return
-    # without the cache, a large module is counted on two cores (hloscope.stats.halves);
-    # with it, the parsed module is kept for the next run instead
-    halves = no_cache and not strict and jobs != 1
-    counted, read = _counted_in_halves(file, every) if halves else (None, None)
+    # without the cache, the module is counted from the compiled checks' pass where they
+    # answer (hloscope.stats.table), else a large one on two cores (hloscope.stats.halves);
+    # with the cache, the parsed module is kept for the next run instead
+    early = no_cache and not strict
+    counted, read = _counted_early(file, every, jobs != 1) if early else (None, None)
     modules = load_file(file, strict, read) if counted is None else []
 
     def run() -> None:

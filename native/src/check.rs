@@ -18,7 +18,7 @@
 //! opcode Python's table does not class (async shorthand, generic async ops, unknown ones),
 //! a parameter number that is not plain decimal digits, and any failed check.
 
-use crate::count::Tally;
+use crate::count::{bump, Groups, Merged, Tally};
 use crate::lines::{each_item, line, Line, CALL_KEYS};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -124,25 +124,56 @@ pub struct Checked<'a> {
 
 /// `stats`' counts (`count.rs`) and what Python checks of the text beside the signatures
 /// for the module it would have built: the lines it reads itself outside the computations
-/// (module headers, debug tables), the headers' parameter and result shapes, the typed
-/// operands' shapes and the literals.
+/// (module headers, debug tables), the headers' parameter and result shapes, the shapes, the
+/// typed operands' shapes and the literals (each distinct text once).
 #[derive(Default)]
 pub struct Counted<'a> {
-    /// Per module, per computation.
-    pub computations: Vec<Vec<CompCount<'a>>>,
+    pub modules: Vec<ModuleCount<'a>>,
     pub outside: Vec<usize>,
+    pub headers: Vec<usize>,
+    pub signatures: Vec<(&'a str, &'a str)>,
+    pub shapes: Vec<&'a str>,
     pub typed: Vec<&'a str>,
     pub literals: Vec<&'a str>,
 }
 
-pub struct CompCount<'a> {
-    /// The header's line; its parameters' text and result shape (a header without a
-    /// signature has none).
-    pub line: usize,
-    pub signature: Option<(&'a str, &'a str)>,
-    pub tally: Tally<'a>,
-    /// The computations its fusions call.
+/// One module's counts: opcodes and fusion kinds in the order first seen, custom calls
+/// (computation index, line), the memory groups of the computations fusions do not call
+/// (merged), those computations' names, and per computation its opcodes and kinds.
+#[derive(Default)]
+pub struct ModuleCount<'a> {
+    pub opcodes: Vec<(&'a str, usize)>,
+    pub kinds: Vec<(&'a str, usize)>,
+    pub custom_calls: Vec<(usize, usize)>,
+    pub groups: Vec<Merged<'a>>,
     pub fused: Vec<&'a str>,
+    pub per_computation: Vec<Tally<'a>>,
+    building: Groups<'a>,
+}
+
+impl<'a> ModuleCount<'a> {
+    /// Merge the per-computation counts, once the module's computations are all read.
+    fn finish(&mut self, names: &[&'a str]) {
+        let mut fused: Vec<&'a str> = Vec::new();
+        for (k, t) in self.per_computation.iter().enumerate() {
+            for &(op, n) in &t.opcodes {
+                bump(&mut self.opcodes, op, n);
+            }
+            for &(kind, n) in &t.kinds {
+                bump(&mut self.kinds, kind, n);
+            }
+            self.custom_calls
+                .extend(t.custom_calls.iter().map(|&l| (k, l)));
+        }
+        fused.append(&mut self.fused);
+        fused.sort_unstable();
+        fused.dedup();
+        let fused_set: Set<&str> = fused.iter().copied().collect();
+        self.groups = self
+            .building
+            .merged(names, |k| !fused_set.contains(names[k]));
+        self.fused = fused;
+    }
 }
 
 struct Comp<'a> {
@@ -152,7 +183,8 @@ struct Comp<'a> {
     count: usize,
     roots: usize,
     params: Set<usize>,
-    counts: Option<CompCount<'a>>,
+    /// Its counts (when counting) and the computations its fusions call.
+    counts: Option<(Tally<'a>, Vec<&'a str>)>,
 }
 
 #[derive(Default)]
@@ -319,7 +351,7 @@ fn open<'a>(
     modules: &[Module<'a>],
     name: &'a str,
     entry: bool,
-    counting: Option<(usize, Option<(&'a str, &'a str)>)>,
+    counting: bool,
 ) -> Result<Comp<'a>, &'static str> {
     let module = modules.last().ok_or("a computation before HloModule")?;
     if module.names.contains(name) {
@@ -332,12 +364,7 @@ fn open<'a>(
         count: 0,
         roots: 0,
         params: Set::default(),
-        counts: counting.map(|(line, signature)| CompCount {
-            line,
-            signature,
-            tally: Tally::default(),
-            fused: Vec::new(),
-        }),
+        counts: counting.then(|| (Tally::default(), Vec::new())),
     })
 }
 
@@ -445,15 +472,18 @@ fn checked<'a>(
                         operand_shapes,
                     });
                 }
-                if let Some(cc) = c.counts.as_mut() {
+                if let Some((tally, fused)) = c.counts.as_mut() {
                     let shapes: Vec<&'a str> = f.operands.iter().map(|o| c.shapes[o]).collect();
-                    cc.tally
-                        .add(&f, k + 1, &shapes)
+                    let all = counted.as_mut().ok_or("no count")?;
+                    let index = modules.last().map_or(0, |m| m.comps.len());
+                    let groups = &mut all.modules.last_mut().ok_or("no module")?.building;
+                    tally
+                        .add(&f, k + 1, &shapes, groups, index)
                         .ok_or("a fusion kind Python reads")?;
                     if f.opcode == "fusion" {
-                        cc.fused.extend(calls.iter().copied());
+                        fused.extend(calls.iter().copied());
                     }
-                    let all = counted.as_mut().ok_or("no count")?;
+                    all.shapes.push(f.shape);
                     all.typed.extend(f.operand_shapes.iter().copied());
                     all.literals.extend(f.literal);
                 }
@@ -464,9 +494,11 @@ fn checked<'a>(
                 if comp.is_some() || SECTIONS.contains(&h.name) {
                     return Err("a header Python reads");
                 }
-                let counting = counted
-                    .is_some()
-                    .then_some((k + 1, Some((h.params, h.result))));
+                let counting = counted.is_some();
+                if let Some(all) = counted.as_mut() {
+                    all.headers.push(k + 1);
+                    all.signatures.push((h.params, h.result));
+                }
                 comp = Some(open(
                     &modules,
                     h.name.trim_start_matches('%'),
@@ -493,11 +525,10 @@ fn checked<'a>(
                 }
                 module.names.insert(c.name);
                 module.comps.push((c.name, c.entry, c.count));
-                if let (Some(all), Some(cc)) = (counted.as_mut(), c.counts) {
-                    if all.computations.len() < modules.len() {
-                        all.computations.resize_with(modules.len(), Vec::new);
-                    }
-                    all.computations[modules.len() - 1].push(cc);
+                if let (Some(all), Some((tally, mut fused))) = (counted.as_mut(), c.counts) {
+                    let m = all.modules.last_mut().ok_or("no module")?;
+                    m.per_computation.push(tally);
+                    m.fused.append(&mut fused);
                 }
             }
             Line::Other => {
@@ -509,18 +540,20 @@ fn checked<'a>(
                 if comp.is_some() {
                     return Err("a line Python reads inside a computation");
                 }
-                if let Some(all) = counted.as_mut() {
-                    all.outside.push(k + 1);
+                let header = !s.starts_with("HloModule") && bare_header(t).is_some();
+                if let (Some(all), false) = (counted.as_mut(), header) {
+                    all.outside.push(k + 1); // (Python reads it: a module header, a table line)
                 }
                 if s.starts_with("HloModule") && whole(s) {
                     modules.push(Module::default());
+                    if let Some(all) = counted.as_mut() {
+                        all.modules.push(ModuleCount::default());
+                    }
                 } else if let Some((name, entry)) = bare_header(t) {
-                    comp = Some(open(
-                        &modules,
-                        name,
-                        entry,
-                        counted.is_some().then_some((k + 1, None)),
-                    )?);
+                    if let Some(all) = counted.as_mut() {
+                        all.headers.push(k + 1);
+                    }
+                    comp = Some(open(&modules, name, entry, counted.is_some())?);
                 } else if t.starts_with("HloModule") || t.ends_with('{') {
                     return Err("a header Python reads");
                 }
@@ -535,17 +568,24 @@ fn checked<'a>(
     if modules.is_empty() || modules.iter().any(|m| m.comps.is_empty()) {
         return Err("a module without computations");
     }
-    let n_modules = modules.len();
+    let names: Vec<Vec<&'a str>> = modules
+        .iter()
+        .map(|m| m.comps.iter().map(|c| c.0).collect())
+        .collect();
     Ok(Checked {
         modules: modules.into_iter().map(|m| m.comps).collect(),
         signatures: signatures.into_iter().collect(),
         rewritten: read_again,
         counted: counted.map(|mut c| {
-            c.computations.resize_with(n_modules, Vec::new);
-            for v in [&mut c.typed, &mut c.literals] {
+            for (m, names) in c.modules.iter_mut().zip(&names) {
+                m.finish(names);
+            }
+            for v in [&mut c.shapes, &mut c.typed, &mut c.literals] {
                 v.sort_unstable();
                 v.dedup();
             }
+            c.signatures.sort_unstable();
+            c.signatures.dedup();
             c
         }),
     })

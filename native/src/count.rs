@@ -9,30 +9,85 @@
 use crate::check::Map;
 use crate::lines::{each_item, Fields};
 
-/// The instructions of one computation that share what the memory facts read of them.
-pub struct Group<'a> {
-    pub count: usize,
-    /// The smallest (name, line) pairs, at most five, in name order.
-    pub smallest: Vec<(&'a str, usize)>,
-}
-
 /// (opcode, shape, operand shapes of an async start, else none).
 pub type GroupKey<'a> = (&'a str, &'a str, Vec<&'a str>);
 
+/// The instructions of one computation that share a GroupKey: how many, and the smallest
+/// (name, line) pairs, at most five, in name order.
+#[derive(Default)]
+pub struct Group<'a> {
+    pub count: usize,
+    pub smallest: Vec<(&'a str, usize)>,
+}
+
+impl<'a> Group<'a> {
+    fn add(&mut self, name: &'a str, line: usize) {
+        self.count += 1;
+        let s = &mut self.smallest;
+        if s.len() < 5 || s[4].0 > name {
+            let at = s.partition_point(|p| p.0 < name);
+            s.insert(at, (name, line));
+            s.truncate(5);
+        }
+    }
+}
+
+/// A module's groups: per key, per computation (by its index) that has one.
+#[derive(Default)]
+pub struct Groups<'a> {
+    map: Map<GroupKey<'a>, Vec<(usize, Group<'a>)>>,
+}
+
+/// A merged group: key, count, the smallest (computation, name, line) triples.
+pub type Merged<'a> = (GroupKey<'a>, usize, Vec<(&'a str, &'a str, usize)>);
+
+impl<'a> Groups<'a> {
+    /// One instruction of computation `comp` (instructions come computation by computation).
+    pub fn add(&mut self, key: GroupKey<'a>, comp: usize, name: &'a str, line: usize) {
+        let per = self.map.entry(key).or_default();
+        if per.last().map(|p| p.0) != Some(comp) {
+            per.push((comp, Group::default()));
+        }
+        if let Some(last) = per.last_mut() {
+            last.1.add(name, line);
+        }
+    }
+
+    /// The groups of the computations `keep` says yes to (by index), merged by key: what
+    /// the memory facts of those computations read (sums, and the five smallest
+    /// (computation, name) of each key: only those can be among the largest buffers).
+    pub fn merged(&self, names: &[&'a str], keep: impl Fn(usize) -> bool) -> Vec<Merged<'a>> {
+        let mut out = Vec::new();
+        for (key, per) in &self.map {
+            let mut count = 0;
+            let mut smallest: Vec<(&'a str, &'a str, usize)> = Vec::new();
+            for (comp, g) in per.iter().filter(|p| keep(p.0)) {
+                count += g.count;
+                smallest.extend(g.smallest.iter().map(|&(n, l)| (names[*comp], n, l)));
+            }
+            if count > 0 {
+                smallest.sort_unstable();
+                smallest.truncate(5);
+                out.push((key.clone(), count, smallest));
+            }
+        }
+        out
+    }
+}
+
+/// One computation's counts.
 #[derive(Default)]
 pub struct Tally<'a> {
     pub opcodes: Vec<(&'a str, usize)>,
     pub kinds: Vec<(&'a str, usize)>,
     pub custom_calls: Vec<usize>,
-    pub groups: Map<GroupKey<'a>, Group<'a>>,
-    /// The order groups were first seen in (their keys).
-    pub order: Vec<GroupKey<'a>>,
 }
 
-fn bump<'a>(counts: &mut Vec<(&'a str, usize)>, key: &'a str) {
+/// Counts in the order first seen.
+pub fn bump<'a>(counts: &mut Vec<(&'a str, usize)>, key: &'a str, n: usize) {
     match counts.iter_mut().find(|c| c.0 == key) {
-        Some(c) => c.1 += 1,
-        None => counts.push((key, 1)),
+        Some(c) => c.1 += n,
+        None => counts.push((key, n)),
     }
 }
 
@@ -60,11 +115,19 @@ pub fn kind<'a>(attrs: &'a str) -> Option<&'a str> {
 }
 
 impl<'a> Tally<'a> {
-    /// Count one instruction (`operand_shapes`: its operands' shape texts, in order).
-    pub fn add(&mut self, f: &Fields<'a>, line: usize, operand_shapes: &[&'a str]) -> Option<()> {
-        bump(&mut self.opcodes, f.opcode);
+    /// Count one instruction of computation `comp` (`operand_shapes`: its operands' shape
+    /// texts, in order) here and in its module's `groups`.
+    pub fn add(
+        &mut self,
+        f: &Fields<'a>,
+        line: usize,
+        operand_shapes: &[&'a str],
+        groups: &mut Groups<'a>,
+        comp: usize,
+    ) -> Option<()> {
+        bump(&mut self.opcodes, f.opcode, 1);
         if f.opcode == "fusion" {
-            bump(&mut self.kinds, kind(f.attrs)?);
+            bump(&mut self.kinds, kind(f.attrs)?, 1);
         } else if f.opcode == "custom-call" {
             self.custom_calls.push(line);
         }
@@ -73,24 +136,7 @@ impl<'a> Tally<'a> {
         } else {
             Vec::new()
         };
-        let key = (f.opcode, f.shape, carried);
-        let group = match self.groups.get_mut(&key) {
-            Some(g) => g,
-            None => {
-                self.order.push(key.clone());
-                self.groups.entry(key).or_insert(Group {
-                    count: 0,
-                    smallest: Vec::new(),
-                })
-            }
-        };
-        group.count += 1;
-        let s = &mut group.smallest;
-        if s.len() < 5 || s[4].0 > f.name {
-            let at = s.partition_point(|p| p.0 < f.name);
-            s.insert(at, (f.name, line));
-            s.truncate(5);
-        }
+        groups.add((f.opcode, f.shape, carried), comp, f.name, line);
         Some(())
     }
 }
@@ -109,23 +155,41 @@ mod tests {
 
     #[test]
     fn counts_in_first_seen_order_and_keeps_the_five_smallest_names() {
-        let mut t = Tally::default();
+        let (mut t, mut groups) = (Tally::default(), Groups::default());
         let texts: Vec<String> = (0..8)
             .map(|k| format!("  %n.{} = f32[2]{{0}} add(%a, %b)", 8 - k))
             .chain(["  %f = f32[2]{0} fusion(%a), kind=kInput, calls=%g".to_string()])
             .chain(["  %g = f32[2]{0} fusion(%a), calls=%g".to_string()])
             .collect();
         for (k, s) in texts.iter().enumerate() {
-            t.add(&fields(s), k + 1, &["f32[2]{0}", "f32[2]{0}"])
-                .unwrap();
+            let comp = usize::from(k >= 4); // (two computations)
+            t.add(
+                &fields(s),
+                k + 1,
+                &["f32[2]{0}", "f32[2]{0}"],
+                &mut groups,
+                comp,
+            )
+            .unwrap();
         }
         assert_eq!(t.opcodes, vec![("add", 8), ("fusion", 2)]);
         assert_eq!(t.kinds, vec![("kInput", 1), ("kLoop", 1)]);
-        let adds = &t.groups[&("add", "f32[2]{0}", vec![])];
-        assert_eq!(adds.count, 8);
-        let names: Vec<&str> = adds.smallest.iter().map(|p| p.0).collect();
-        assert_eq!(names, ["n.1", "n.2", "n.3", "n.4", "n.5"]);
-        assert_eq!(t.order.len(), 2);
+        let merged = groups.merged(&["a", "b"], |_| true);
+        let adds = merged.iter().find(|m| m.0 .0 == "add").unwrap();
+        assert_eq!(adds.1, 8);
+        let names: Vec<(&str, &str)> = adds.2.iter().map(|p| (p.0, p.1)).collect();
+        assert_eq!(
+            names,
+            [
+                ("a", "n.5"),
+                ("a", "n.6"),
+                ("a", "n.7"),
+                ("a", "n.8"),
+                ("b", "n.1")
+            ]
+        );
+        let only_b = groups.merged(&["a", "b"], |c| c == 1);
+        assert_eq!(only_b.iter().map(|m| m.1).sum::<usize>(), 6); // (4 adds, 2 fusions)
     }
 
     #[test]

@@ -269,22 +269,37 @@ mod python {
         Option<String>,
     );
 
-    /// A computation's counts for `stats` (`count.rs`): (header line, (parameters' text,
-    /// result shape) or None, opcodes and counts, fusion kinds and counts, custom calls'
-    /// lines, groups as (opcode, shape, an async start's operand shapes, count, smallest
-    /// (name, line) pairs), the computations its fusions call).
-    type CompCounts = (
-        usize,
-        Option<(String, String)>,
-        Vec<(String, usize)>,
-        Vec<(String, usize)>,
+    type Pairs = Vec<(String, usize)>;
+    /// A module's counts for `stats` (`check.rs`'s ModuleCount): opcodes, fusion kinds,
+    /// custom calls (computation index, line), memory groups (opcode, shape, an async
+    /// start's operand shapes, count, the smallest (computation, name, line)), the
+    /// computations fusions call, and per computation its opcodes and kinds (when asked).
+    type ModuleCounts = (
+        Pairs,
+        Pairs,
+        Vec<(usize, usize)>,
+        Vec<(
+            String,
+            String,
+            Vec<String>,
+            usize,
+            Vec<(String, String, usize)>,
+        )>,
+        Vec<String>,
+        Vec<(Pairs, Pairs)>,
+    );
+    /// Per module its counts; the lines Python reads outside computations; the headers'
+    /// lines; their (parameters, result) texts; the shapes, typed operands' shapes and
+    /// literals (distinct).
+    type StatsCounts = (
+        Vec<ModuleCounts>,
         Vec<usize>,
-        Vec<(String, String, Vec<String>, usize, Vec<(String, usize)>)>,
+        Vec<usize>,
+        Vec<(String, String)>,
+        Vec<String>,
+        Vec<String>,
         Vec<String>,
     );
-    /// Per module its computations' counts; the lines Python reads outside computations;
-    /// the typed operands' shapes; the literals.
-    type StatsCounts = (Vec<Vec<CompCounts>>, Vec<usize>, Vec<String>, Vec<String>);
     type Found = (
         Option<String>,
         Modules,
@@ -301,37 +316,47 @@ mod python {
         v.iter().map(|&(s, n)| (s.to_string(), n)).collect()
     }
 
-    fn counts(c: &crate::check::Counted<'_>) -> StatsCounts {
-        let comp = |cc: &crate::check::CompCount<'_>| -> CompCounts {
-            let t = &cc.tally;
+    fn counts(c: &crate::check::Counted<'_>, per_computation: bool) -> StatsCounts {
+        let module = |m: &crate::check::ModuleCount<'_>| -> ModuleCounts {
             (
-                cc.line,
-                cc.signature.map(|(p, r)| (p.to_string(), r.to_string())),
-                pairs(&t.opcodes),
-                pairs(&t.kinds),
-                t.custom_calls.clone(),
-                t.order
+                pairs(&m.opcodes),
+                pairs(&m.kinds),
+                m.custom_calls.clone(),
+                m.groups
                     .iter()
-                    .map(|key| {
-                        let g = &t.groups[key];
+                    .map(|(key, n, smallest)| {
+                        let s = smallest
+                            .iter()
+                            .map(|&(c, i, l)| (c.to_string(), i.to_string(), l));
                         (
                             key.0.to_string(),
                             key.1.to_string(),
                             owned(&key.2),
-                            g.count,
-                            pairs(&g.smallest),
+                            *n,
+                            s.collect(),
                         )
                     })
                     .collect(),
-                owned(&cc.fused),
+                owned(&m.fused),
+                if per_computation {
+                    m.per_computation
+                        .iter()
+                        .map(|t| (pairs(&t.opcodes), pairs(&t.kinds)))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             )
         };
         (
-            c.computations
-                .iter()
-                .map(|m| m.iter().map(comp).collect())
-                .collect(),
+            c.modules.iter().map(module).collect(),
             c.outside.clone(),
+            c.headers.clone(),
+            c.signatures
+                .iter()
+                .map(|&(p, r)| (p.to_string(), r.to_string()))
+                .collect(),
+            owned(&c.shapes),
             owned(&c.typed),
             owned(&c.literals),
         )
@@ -339,18 +364,18 @@ mod python {
 
     /// validate's structural checks (`check.rs`): (None, the modules as seen, the distinct
     /// value signatures Python checks, the instructions of commented lines, and with
-    /// `count` what `stats` reads, else None), or (why it gave up and where, [], [], [],
-    /// None): Python then validates. `classes`: opcode -> 1 (no value check) or 2 (value
+    /// `count` what `stats` reads (2: per computation too), else None), or (why it gave up
+    /// and where, [], [], [], None): Python then validates. `classes`: opcode -> 1 (no value check) or 2 (value
     /// checks); others are Python's to decide. `keys`: the attribute keys the value checks
     /// read.
     #[pyfunction]
-    #[pyo3(signature = (text, classes, keys, count=false))]
+    #[pyo3(signature = (text, classes, keys, count=0))]
     fn checks(
         py: Python<'_>,
         text: &str,
         classes: Vec<(String, u8)>,
         keys: Vec<String>,
-        count: bool,
+        count: u8,
     ) -> PyResult<Found> {
         use crate::check::{check_text, Class, Table};
         let table = Table {
@@ -363,7 +388,7 @@ mod python {
                 })
                 .collect(),
             keys: keys.iter().map(String::as_str).collect(),
-            count,
+            count: count > 0,
         };
         py.allow_threads(|| {
             guarded(|| {
@@ -412,7 +437,7 @@ mod python {
                                 )
                             })
                             .collect(),
-                        c.counted.as_ref().map(counts),
+                        c.counted.as_ref().map(|c| counts(c, count > 1)),
                     ),
                 })
             })

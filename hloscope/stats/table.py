@@ -1,0 +1,204 @@
+"""`hloscope stats` from the compiled pass (native/src/check.rs and count.rs), with no
+`Instruction` made per line: the pass checks what `validate` checks (the value checks run
+here once per distinct signature, as hloscope.parser.fast.checks does) and counts what the
+stats read; Python then reads only what the counts cannot hold: the module headers and debug
+tables (through the same line scanner as the parse), custom calls, commented lines and the
+few largest buffers' metadata.
+
+The same records as `stats(module)` of the parsed module, or None whenever that is not
+certain (the pass gives up, a line Python would read otherwise, any check that fails or
+raises): the caller then parses the file as usual, and reports its error where it has one.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+from typing import Any
+
+from hloscope.cost.flops import custom_call_flop_gap
+from hloscope.cost.layout import memory_leaves, memory_space_name
+from hloscope.cost.library import is_library_call
+from hloscope.cost.memory import _NOT_ALLOCATED, memory_total
+from hloscope.ir import Instruction, Module
+from hloscope.ir.opcodes import ASYNC_LATER
+from hloscope.parser.attrs import parse_shape
+from hloscope.parser.fast.checks import _classes, _fails, _problem
+from hloscope.parser.fast.native import available
+from hloscope.parser.fast.patterns import CONTROL, PARAM_ITEM, literal_ok
+from hloscope.parser.fast.scan import _Lines, scan_instruction
+from hloscope.parser.files import MAX_NESTING
+from hloscope.parser.reader import READER
+from hloscope.parser.text import nesting_beyond, strip_comments
+from hloscope.parser.validate import VALUE_CHECKED, VALUE_KEYS, _header
+from hloscope.source import tables_of, unresolved_source
+from hloscope.stats.counts import _as_json, stats_total
+
+
+class _Unsure(Exception):
+    """The counts cannot stand for the parsed module's: parse it."""
+
+
+def stats_of_text(text: str, path: str, every: bool) -> list[dict[str, Any]] | None:
+    """The stats records of every module of `text` (as `ModuleStats.to_dict()` holds them;
+    `every`: with the per-computation list), or None (the caller parses the text)."""
+    native = available()
+    if native is None or not hasattr(native, "line_texts"):
+        return None
+    why, seen, signatures, rewritten, counted = native.checks(
+        text, _classes(), VALUE_KEYS, 2 if every else 1)
+    if why is not None or counted is None:
+        return None
+    try:
+        return _records(native, text, path, every, seen, signatures, rewritten, counted)
+    except Exception:  # noqa: BLE001 - anything unexpected: the parse decides
+        return None
+
+
+def _records(native, text: str, path: str, every: bool, seen, signatures, rewritten,
+             counted) -> list[dict[str, Any]]:
+    counts, outside, headers, heads, shape_texts, typed, literals = counted
+    modules = _skeletons(native, text, path, outside, headers)
+    if len(modules) != len(seen) or len(counts) != len(seen):
+        raise _Unsure
+    for module in modules:
+        _header(module, text)
+    shapes: dict[str, Any] = {}
+    for t in (*shape_texts, *typed):  # (the parse reads every shape: one that fails, fails it)
+        _shape(t, shapes)
+    for params, result in heads:
+        for _, t in PARAM_ITEM.findall(params):
+            _shape(t, shapes)
+        _shape(result, shapes)
+    for lit in literals:
+        if not literal_ok(lit.strip()):
+            raise _Unsure
+    if any(_fails(sig, shapes) for sig in signatures):
+        raise _Unsure
+    reread = _reread(native, text, seen, rewritten, shapes)
+    return [_record(native, text, module, comps, count, every, shapes, reread)
+            for module, comps, count in zip(modules, seen, counts)]
+
+
+def _skeletons(native, text: str, path: str, outside: list[int], headers: list[int]) -> list[Module]:
+    """The modules (name, header attributes, debug tables, no computations) as the line
+    scanner reads the lines outside the computations, in order; a computation between two
+    of them ends a debug table there, as it does in the parse."""
+    lines = _Lines(path)
+    at = 0
+    for lineno, raw in zip(outside, native.line_texts(text, outside)):
+        while at < len(headers) and headers[at] < lineno:
+            lines.section = None
+            at += 1
+        lines.feed([raw], lineno)
+    if lines.pending is not None or lines.comp is not None:
+        raise _Unsure
+    return lines.modules
+
+
+def _reread(native, text: str, seen, rewritten, shapes) -> dict[int, Instruction]:
+    """The commented lines read as the parse reads them (the line scanner, comments
+    out), each the instruction the pass read, their values checked: line -> Instruction."""
+    from hloscope.stats.counts import _kind
+
+    out: dict[int, Instruction] = {}
+    numbers = [r[2] for r in rewritten]
+    for r, raw in zip(rewritten, native.line_texts(text, numbers)):
+        m, c, line, name, opcode, shape, operands, literal, root, calls, operand_shapes, kind = r
+        s = strip_comments(raw)
+        if (len(s) > MAX_NESTING and nesting_beyond(s, MAX_NESTING) is not None) or CONTROL.search(s):
+            raise _Unsure  # (the line scanner leaves it to the grammar)
+        instr = scan_instruction(s, line, seen[m][c][0])
+        if (instr.name, instr.opcode, instr.shape_text, instr.operands, instr.is_root,
+                tuple(instr.calls()), instr.literal) != (
+                name, opcode, shape, tuple(operands), root, tuple(calls),
+                literal.strip() if literal is not None else None):
+            raise _Unsure
+        if opcode == "fusion" and _kind(instr) != kind:
+            raise _Unsure
+        if opcode in VALUE_CHECKED:
+            stubs = {o: Instruction(o, "parameter", t, _shape=_shape(t, shapes), reader=READER)
+                     for o, t in zip(operands, operand_shapes)}
+            if _problem(instr, stubs):
+                raise _Unsure
+        out[line] = instr
+    return out
+
+
+def _shape(text: str, shapes: dict[str, Any]):
+    found = shapes.get(text)
+    if found is None:
+        found = shapes[text] = parse_shape(text)
+    return found
+
+
+def _instructions(native, text: str, where: list[tuple[int, str]],
+                  reread: dict[int, Instruction]) -> list[Instruction]:
+    """The instructions of lines (line, computation), as the parse builds them."""
+    raws = native.line_texts(text, [line for line, _ in where])
+    return [reread.get(line) or _instruction(native, raw, line, comp)
+            for (line, comp), raw in zip(where, raws)]
+
+
+def _instruction(native, raw: str, line: int, comp: str) -> Instruction:
+    item = native.lines(raw)[0]
+    if item.__class__ is int or len(item) < 11:
+        raise _Unsure
+    _, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed, calls = item
+    return Instruction(name, opcode, shape_text, operands, typed or (None,) * len(operands), None,
+                       literal.strip() if literal is not None else None, root, line, indent + 1,
+                       comp, None, attr_text, READER, calls)
+
+
+def _record(native, text: str, module: Module, comps, count, every: bool, shapes,
+            reread) -> dict[str, Any]:
+    opcodes, kinds, custom_calls, groups, fused_names, per = count
+    fused = frozenset(fused_names)
+    entry = next((name for name, is_entry, _ in comps if is_entry), comps[-1][0] if comps else None)
+    targets: list[Counter] = [Counter() for _ in comps]
+    uncosted = 0
+    called = _instructions(native, text, [(line, comps[k][0]) for k, line in custom_calls], reread)
+    for (k, _), instr in zip(custom_calls, called):
+        targets[k][str(instr.attr("custom_call_target"))] += 1
+        uncosted += bool(custom_call_flop_gap(instr) and not is_library_call(instr))
+    total_targets: Counter = Counter()
+    for t in targets:
+        total_targets.update(t)
+    per_comp = [{"name": name, "is_entry": name == entry, "is_fusion": name in fused,
+                 **_as_json(n, Counter(dict(ops)), Counter(dict(kind_counts)), t)}
+                for (name, _, n), (ops, kind_counts), t in zip(comps, per, targets)] if every else []
+    part = {"computations": len(comps), "instructions": sum(n for _, _, n in comps),
+            "opcodes": dict(opcodes), "kinds": dict(kinds), "targets": dict(total_targets),
+            "uncosted_custom_calls": uncosted, "per_computation": per_comp}
+    record = stats_total(module.name, module.path, fused, [part])
+    record["memory"] = memory_total([_memory(native, text, module, groups, shapes, reread)])
+    return record
+
+
+def _memory(native, text: str, module: Module, groups, shapes, reread, top: int = 5) -> dict:
+    """cost.memory.memory_part of the module, from the groups of the computations no
+    fusion calls."""
+    per_space: dict[str, int] = defaultdict(int)
+    waste = logical = 0
+    buffers = []
+    for opcode, shape_text, carried, n, smallest in groups:
+        if opcode in _NOT_ALLOCATED or not shape_text or opcode.endswith(ASYNC_LATER):
+            continue
+        shape = _shape(shape_text, shapes)
+        if opcode.endswith("-start") and shape.is_tuple:
+            # the result tuple carries the operands back: only new buffers count
+            inputs = {_shape(t, shapes) for t in carried}
+            shape = type(shape)("tuple", elements=tuple(e for e in shape.elements if e not in inputs))
+        for leaf in memory_leaves(shape):
+            space = memory_space_name(leaf.memory_space)
+            per_space[space] += leaf.padded_bytes * n
+            waste += leaf.waste_bytes * n
+            logical += leaf.logical_bytes * n
+            buffers.extend((-leaf.padded_bytes, comp, name, leaf.shape, leaf.ratio, line)
+                           for comp, name, line in smallest)
+    largest = heapq.nsmallest(top, buffers)
+    tables = tables_of(module)
+    found = _instructions(native, text, [(b[5], b[1]) for b in largest], reread)
+    return {"per_space": dict(per_space), "waste": waste, "logical": logical,
+            "largest": [(*b[:5], unresolved_source(instr)) for b, instr in zip(largest, found)],
+            "tables": tables if any(tables) else None}

@@ -1,0 +1,70 @@
+"""`stats` from the compiled pass (hloscope.stats.table) against its oracle, the stats of
+the parsed module: whenever it answers, the parse accepts the text and the records are the
+same, on every module at hand, on seeded mutants and on targeted ones; and it answers for
+most real modules."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from conformance import collect, mutants
+from test_native_checks import _TARGETED, _small_modules, _targeted
+
+pytestmark = pytest.mark.skipif(
+    __import__("hloscope.parser.fast.native", fromlist=["available"]).available() is None,
+    reason="the compiled extension is not in use (HLOSCOPE_PLAIN=1 or not built)")
+
+
+def _parsed_stats(text: str, every: bool) -> str | None:
+    from hloscope.parser import ParseError, parse
+    from hloscope.stats import stats
+
+    try:
+        modules = parse(text, "<stats>")
+    except ParseError:
+        return None
+    return json.dumps([stats(m, every).to_dict() for m in modules])
+
+
+def _answer(text: str, every: bool) -> str | None:
+    from hloscope.stats.table import stats_of_text
+
+    found = stats_of_text(text, "<stats>", every)
+    return None if found is None else json.dumps(found)
+
+
+def test_real_modules_same_records_as_the_parsed_modules():
+    answered = parsed = 0
+    for k, (label, text) in enumerate(collect()):
+        every = k % 2 == 0  # (with and without the per-computation list)
+        want = _parsed_stats(text, every)
+        got = _answer(text, every)
+        parsed += want is not None
+        if got is not None:
+            answered += 1
+            assert got == want, label
+    assert parsed >= 350
+    assert answered >= 0.7 * parsed, (answered, parsed)
+
+
+def test_mutants_answered_only_where_the_parse_gives_the_same():
+    rng = random.Random(41)
+    texts = mutants(collect(), 400, seed=41)
+    for label, text in _small_modules()[::2]:
+        for kind in _TARGETED:
+            changed = _targeted(text, kind, rng)
+            if changed is not None:
+                texts.append((f"{label}~{kind}", changed))
+    answered = 0
+    for label, text in texts:
+        got = _answer(text, False)
+        if got is None:
+            continue
+        answered += 1
+        want = _parsed_stats(text, False)
+        assert want is not None, f"{label}: answered, but the parse refuses it"
+        assert got == want, label
+    assert answered >= 150
