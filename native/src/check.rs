@@ -288,15 +288,19 @@ fn whole(s: &str) -> bool {
     depth == 0
 }
 
-/// The line as Python's `strip_comments` leaves it (`/*...*/` and `//...` outside
-/// double-quoted strings taken out), when it has a comment; None when it has none, or when
-/// it holds what this does not model (a single quote outside a double-quoted string, an open
-/// string or comment).
+/// A line the line reader leaves to Python, rewritten so that it takes it: comments out as
+/// Python's `strip_comments` takes them (`/*...*/` and `//...` outside double-quoted
+/// strings), and single-quoted strings (`mesh['axis_0'=2]` in replica groups) written with
+/// double quotes. Python reads such a line itself and compares what it reads with what the
+/// reader made of the rewritten one (`Rewritten`). None when there is nothing to rewrite, or
+/// the line holds what this does not model (an open string or comment, a quote or backslash
+/// in a single-quoted string).
 pub fn uncommented(s: &str) -> Option<String> {
-    if memchr::memchr(b'/', s.as_bytes()).is_none() || !s.contains("/*") && !s.contains("//") {
+    let b = s.as_bytes();
+    let slash = memchr::memchr(b'/', b).is_some() && (s.contains("/*") || s.contains("//"));
+    if !slash && memchr::memchr(b'\'', b).is_none() {
         return None;
     }
-    let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
     let (mut i, mut kept, mut cut) = (0, 0, false);
     while i < b.len() {
@@ -320,12 +324,23 @@ pub fn uncommented(s: &str) -> Option<String> {
                 out.push_str(&s[kept..i]);
                 return Some(out);
             }
-            b'\'' => return None, // (a single-quoted string, as Python's pattern reads one)
+            b'\'' => {
+                let inner = &s[i + 1..i + 1 + s[i + 1..].find('\'')?];
+                if inner.contains(['"', '\\']) {
+                    return None;
+                }
+                out.push_str(&s[kept..i]);
+                out.push('"');
+                out.push_str(inner);
+                out.push('"');
+                i += inner.len() + 2;
+                (kept, cut) = (i, true);
+            }
             _ => i += 1,
         }
     }
     out.push_str(&s[kept..]);
-    cut.then_some(out) // (comment marks inside strings only: the line as it is)
+    cut.then_some(out) // (comment marks or quotes inside strings only: the line as it is)
 }
 
 /// `check` of a whole text, its commented lines read as Python reads them; `then` gets the
@@ -667,8 +682,15 @@ FileNames
         );
         assert_eq!(uncommented("a=\"//s\""), None); // (in a string only)
         assert_eq!(uncommented("a /* open"), None);
-        assert_eq!(uncommented("a='x' /**/"), None);
+        assert_eq!(uncommented("a='x' /**/").as_deref(), Some("a=\"x\" "));
+        assert_eq!(
+            uncommented("m['a'=2,'b'=1]").as_deref(),
+            Some("m[\"a\"=2,\"b\"=1]")
+        );
+        assert_eq!(uncommented("a='x\"' /**/"), None);
+        assert_eq!(uncommented("a='open"), None);
         assert_eq!(uncommented("a=\"'\" /**/").as_deref(), Some("a=\"'\" "));
+        assert_eq!(uncommented("a=\"'\""), None);
         assert_eq!(uncommented("a=\"open /**/"), None);
         assert_eq!(uncommented("plain"), None);
     }
