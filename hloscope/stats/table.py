@@ -25,7 +25,7 @@ from hloscope.ir.opcodes import ASYNC_LATER
 from hloscope.parser.attrs import parse_shape
 from hloscope.parser.fast.checks import _classes, _fails, _problem
 from hloscope.parser.fast.native import available
-from hloscope.parser.fast.patterns import CONTROL, PARAM_ITEM, literal_ok
+from hloscope.parser.fast.patterns import CONTROL, literal_ok
 from hloscope.parser.fast.scan import _Lines, scan_instruction
 from hloscope.parser.files import MAX_NESTING
 from hloscope.parser.reader import READER
@@ -57,19 +57,17 @@ def stats_of_text(text: str, path: str, every: bool) -> list[dict[str, Any]] | N
 
 def _records(native, text: str, path: str, every: bool, seen, signatures, rewritten,
              counted) -> list[dict[str, Any]]:
-    counts, outside, headers, heads, shape_texts, typed, literals = counted
+    counts, outside, headers, shape_texts, typed, literals = counted
     modules = _skeletons(native, text, path, outside, headers)
     if len(modules) != len(seen) or len(counts) != len(seen):
         raise _Unsure
     for module in modules:
         _header(module, text)
     shapes: dict[str, Any] = {}
-    for t in (*shape_texts, *typed):  # (the parse reads every shape: one that fails, fails it)
+    # the parse reads every shape (instructions', typed operands', headers' parameters and
+    # results, as PARAM_ITEM finds them): one that fails, fails it
+    for t in (*shape_texts, *typed):
         _shape(t, shapes)
-    for params, result in heads:
-        for _, t in PARAM_ITEM.findall(params):
-            _shape(t, shapes)
-        _shape(result, shapes)
     for lit in literals:
         if not literal_ok(lit.strip()):
             raise _Unsure
@@ -155,18 +153,19 @@ def _record(native, text: str, module: Module, comps, count, every: bool, shapes
     opcodes, kinds, custom_calls, groups, fused_names, per = count
     fused = frozenset(fused_names)
     entry = next((name for name, is_entry, _ in comps if is_entry), comps[-1][0] if comps else None)
-    targets: list[Counter] = [Counter() for _ in comps]
+    targets: dict[int, Counter] = {}  # computation -> its custom calls' targets
     uncosted = 0
     called = _instructions(native, text, [(line, comps[k][0]) for k, line in custom_calls], reread)
     for (k, _), instr in zip(custom_calls, called):
-        targets[k][str(instr.attr("custom_call_target"))] += 1
+        targets.setdefault(k, Counter())[str(instr.attr("custom_call_target"))] += 1
         uncosted += bool(custom_call_flop_gap(instr) and not is_library_call(instr))
     total_targets: Counter = Counter()
-    for t in targets:
-        total_targets.update(t)
+    for k in sorted(targets):
+        total_targets.update(targets[k])
     per_comp = [{"name": name, "is_entry": name == entry, "is_fusion": name in fused,
-                 **_as_json(n, Counter(dict(ops)), Counter(dict(kind_counts)), t)}
-                for (name, _, n), (ops, kind_counts), t in zip(comps, per, targets)] if every else []
+                 **_as_json(n, Counter(dict(ops)), Counter(dict(kind_counts)),
+                            targets.get(k, Counter()))}
+                for k, ((name, _, n), (ops, kind_counts)) in enumerate(zip(comps, per))] if every else []
     part = {"computations": len(comps), "instructions": sum(n for _, _, n in comps),
             "opcodes": dict(opcodes), "kinds": dict(kinds), "targets": dict(total_targets),
             "uncosted_custom_calls": uncosted, "per_computation": per_comp}

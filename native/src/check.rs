@@ -124,17 +124,17 @@ pub struct Checked<'a> {
 
 /// `stats`' counts (`count.rs`) and what Python checks of the text beside the signatures
 /// for the module it would have built: the lines it reads itself outside the computations
-/// (module headers, debug tables), the headers' parameter and result shapes, the shapes, the
-/// typed operands' shapes and the literals (each distinct text once).
+/// (module headers, debug tables), the shapes (of instructions, and of the headers'
+/// parameters and results), the typed operands' shapes and the literals (each distinct text
+/// once).
 #[derive(Default)]
 pub struct Counted<'a> {
     pub modules: Vec<ModuleCount<'a>>,
     pub outside: Vec<usize>,
     pub headers: Vec<usize>,
-    pub signatures: Vec<(&'a str, &'a str)>,
-    pub shapes: Vec<&'a str>,
-    pub typed: Vec<&'a str>,
-    pub literals: Vec<&'a str>,
+    pub shapes: Set<&'a str>,
+    pub typed: Set<&'a str>,
+    pub literals: Set<&'a str>,
 }
 
 /// One module's counts: opcodes and fusion kinds in the order first seen, custom calls
@@ -197,6 +197,9 @@ struct Module<'a> {
 /// The items of an attribute list whose keys are in `keys`, each `, key=value` as printed.
 fn items_of<'a>(attrs: &'a str, keys: &Set<&str>) -> Option<Vec<&'a str>> {
     let mut out = Vec::new();
+    if !keys.iter().any(|k| attrs.contains(k)) {
+        return Some(out); // (no key's text anywhere: no item of one, without reading them)
+    }
     let mut start: Option<usize> = None;
     each_item(attrs, 0, |comma, key, value| {
         if let Some(at) = start.take() {
@@ -498,7 +501,7 @@ fn checked<'a>(
                     if f.opcode == "fusion" {
                         fused.extend(calls.iter().copied());
                     }
-                    all.shapes.push(f.shape);
+                    all.shapes.insert(f.shape);
                     all.typed.extend(f.operand_shapes.iter().copied());
                     all.literals.extend(f.literal);
                 }
@@ -512,7 +515,8 @@ fn checked<'a>(
                 let counting = counted.is_some();
                 if let Some(all) = counted.as_mut() {
                     all.headers.push(k + 1);
-                    all.signatures.push((h.params, h.result));
+                    all.shapes.extend(h.shapes.iter().copied());
+                    all.shapes.insert(h.result);
                 }
                 comp = Some(open(
                     &modules,
@@ -595,12 +599,6 @@ fn checked<'a>(
             for (m, names) in c.modules.iter_mut().zip(&names) {
                 m.finish(names);
             }
-            for v in [&mut c.shapes, &mut c.typed, &mut c.literals] {
-                v.sort_unstable();
-                v.dedup();
-            }
-            c.signatures.sort_unstable();
-            c.signatures.dedup();
             c
         }),
     })

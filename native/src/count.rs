@@ -95,6 +95,19 @@ pub fn bump<'a>(counts: &mut Vec<(&'a str, usize)>, key: &'a str, n: usize) {
 /// when it is a plain name, `kLoop` without one; None when that is not plain to tell here
 /// (Python counts the module then).
 pub fn kind<'a>(attrs: &'a str) -> Option<&'a str> {
+    // (as XLA prints it, first: `, kind=kLoop, ...`, the only `kind=` in the text; Python
+    // reads it there too)
+    let head = attrs
+        .strip_prefix(',')
+        .map(|a| a.trim_start_matches([' ', '\t']));
+    if let Some(v) = head.and_then(|a| a.strip_prefix("kind=")) {
+        let end = v.find([',', ' ', '\t']).unwrap_or(v.len());
+        let after = v[end..].trim_start_matches([' ', '\t']);
+        if (after.is_empty() || after.starts_with(',')) && plain(&v[..end]) && !v.contains("kind=")
+        {
+            return Some(&v[..end]);
+        }
+    }
     let mut found: Vec<&'a str> = Vec::new();
     each_item(attrs, 0, |_, key, value| {
         if key == "kind" {
@@ -103,15 +116,17 @@ pub fn kind<'a>(attrs: &'a str) -> Option<&'a str> {
     })?;
     match found[..] {
         [] if !attrs.contains("kind=") => Some("kLoop"),
-        [v] => {
-            let b = v.as_bytes();
-            let plain = !b.is_empty()
-                && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-                && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_');
-            plain.then_some(v)
-        }
+        [v] => plain(v).then_some(v),
         _ => None,
     }
+}
+
+/// A name as `_KIND_FIRST` takes one (no `.` or `-`).
+fn plain(v: &str) -> bool {
+    let b = v.as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 impl<'a> Tally<'a> {
@@ -195,6 +210,13 @@ mod tests {
     #[test]
     fn reads_kinds_as_python_does_or_not_at_all() {
         assert_eq!(kind(", kind=kLoop, calls=%f"), Some("kLoop"));
+        assert_eq!(kind(",\tkind=kInput "), Some("kInput"));
+        // (twice in the text, once an item: read from the items, as Python's split does)
+        assert_eq!(
+            kind(", kind=kLoop, metadata={op_name=\"kind=x\"}"),
+            Some("kLoop")
+        );
+        assert_eq!(kind(", kind=k.x, calls=%f"), None);
         assert_eq!(kind(", calls=%f"), Some("kLoop"));
         assert_eq!(kind(", calls=%f, kind=kOutput"), Some("kOutput"));
         assert_eq!(kind(", kind=kLoop, kind=kInput"), None);

@@ -289,13 +289,12 @@ mod python {
         Vec<(Pairs, Pairs)>,
     );
     /// Per module its counts; the lines Python reads outside computations; the headers'
-    /// lines; their (parameters, result) texts; the shapes, typed operands' shapes and
-    /// literals (distinct).
+    /// lines; the shapes (of instructions, headers' parameters and results), typed operands'
+    /// shapes and literals (distinct).
     type StatsCounts = (
         Vec<ModuleCounts>,
         Vec<usize>,
         Vec<usize>,
-        Vec<(String, String)>,
         Vec<String>,
         Vec<String>,
         Vec<String>,
@@ -352,13 +351,9 @@ mod python {
             c.modules.iter().map(module).collect(),
             c.outside.clone(),
             c.headers.clone(),
-            c.signatures
-                .iter()
-                .map(|&(p, r)| (p.to_string(), r.to_string()))
-                .collect(),
-            owned(&c.shapes),
-            owned(&c.typed),
-            owned(&c.literals),
+            c.shapes.iter().map(|s| s.to_string()).collect(),
+            c.typed.iter().map(|s| s.to_string()).collect(),
+            c.literals.iter().map(|s| s.to_string()).collect(),
         )
     }
 

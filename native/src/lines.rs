@@ -28,6 +28,8 @@ pub struct Header<'a> {
     pub name: &'a str,   // with its `%`, as LINE's group holds it
     pub params: &'a str, // the text between the parentheses
     pub result: &'a str,
+    /// The parameters' shape texts, as PARAM_ITEM reads them from `params`.
+    pub shapes: Vec<&'a str>,
 }
 
 pub struct Fields<'a> {
@@ -345,6 +347,7 @@ fn header(s: &str) -> Option<Header<'_>> {
     }
     let params_at = i + 1;
     let mut j = params_at;
+    let mut shapes = Vec::new();
     if j < b.len() && b[j] != b')' {
         loop {
             j = blanks(b, j);
@@ -355,7 +358,10 @@ fn header(s: &str) -> Option<Header<'_>> {
             if j >= b.len() || b[j] != b':' {
                 return None;
             }
-            j = blanks(b, shape(b, blanks(b, j + 1))?);
+            let at = blanks(b, j + 1);
+            let end = shape(b, at)?;
+            shapes.push(&s[at..end]);
+            j = blanks(b, end);
             match b.get(j) {
                 Some(b',') => j += 1,
                 Some(b')') => break,
@@ -382,6 +388,7 @@ fn header(s: &str) -> Option<Header<'_>> {
         name: &s[name_at..name_end],
         params: &s[params_at..params_end],
         result: &s[result_at..result_end],
+        shapes,
     })
 }
 
@@ -548,6 +555,7 @@ mod tests {
             (h.params, h.result),
             ("p.1: f32[2]{0}, %q: (s32[], u8[0]{0})", "f32[2]{0}")
         );
+        assert_eq!(h.shapes, ["f32[2]{0}", "(s32[], u8[0]{0})"]);
         let Line::Header(h) = line("%f () -> bf16[8,128]{1,0:T(8,128)(2,1)} {  ") else {
             panic!("a header")
         };
