@@ -42,21 +42,65 @@ class _Unsure(Exception):
 def stats_of_text(text: str, path: str, every: bool) -> list[dict[str, Any]] | None:
     """The stats records of every module of `text` (as `ModuleStats.to_dict()` holds them;
     `every`: with the per-computation list), or None (the caller parses the text)."""
+    import threading
+
     native = available()
     if native is None or not hasattr(native, "line_texts"):
         return None
-    why, seen, signatures, rewritten, counted = native.checks(
-        text, _classes(), VALUE_KEYS, 2 if every else 1)
+    found: list = []
+
+    def run() -> None:
+        try:
+            found.append(native.checks(text, _classes(), VALUE_KEYS, 2 if every else 1))
+        except Exception:  # noqa: BLE001 - the extension's internal error: the parse decides
+            found.append(None)
+
+    # the pass runs without the interpreter lock: meanwhile this core reads the commented
+    # lines, which the parse's line scanner reads and the pass hands back to compare
+    worker = threading.Thread(target=run, name="hloscope-checks")
+    worker.start()
+    early = _commented_lines(text)
+    worker.join()
+    if not found or found[0] is None:
+        return None
+    why, seen, signatures, rewritten, counted = found[0]
     if why is not None or counted is None:
         return None
     try:
-        return _records(native, text, path, every, seen, signatures, rewritten, counted)
+        return _records(native, text, path, every, seen, signatures, rewritten, counted, early)
     except Exception:  # noqa: BLE001 - anything unexpected: the parse decides
         return None
 
 
+def _commented_lines(text: str) -> dict[int, Instruction | None]:
+    """Each line with a `/*` comment read as the parse's line scanner reads it (None where
+    it takes none): line number -> Instruction."""
+    out: dict[int, Instruction | None] = {}
+    at, line, counted = text.find("/*"), 1, 0
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        line += text.count("\n", counted, start)
+        counted = start
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        out[line] = _scanned_line(text[start:end], line)
+        at = text.find("/*", end)
+    return out
+
+
+def _scanned_line(raw: str, line: int) -> Instruction | None:
+    """One instruction line as the line scanner reads it (comments out), or None."""
+    s = strip_comments(raw)
+    if (len(s) > MAX_NESTING and nesting_beyond(s, MAX_NESTING) is not None) or CONTROL.search(s):
+        return None  # (the line scanner leaves it to the grammar)
+    try:
+        return scan_instruction(s, line, "")
+    except Exception:  # noqa: BLE001 - not one it takes (or not whole): the parse decides
+        return None
+
+
 def _records(native, text: str, path: str, every: bool, seen, signatures, rewritten,
-             counted) -> list[dict[str, Any]]:
+             counted, early: dict[int, Instruction | None]) -> list[dict[str, Any]]:
     counts, outside, headers, shape_texts, typed, literals = counted
     modules = _skeletons(native, text, path, outside, headers)
     if len(modules) != len(seen) or len(counts) != len(seen):
@@ -73,7 +117,7 @@ def _records(native, text: str, path: str, every: bool, seen, signatures, rewrit
             raise _Unsure
     if any(_fails(sig, shapes) for sig in signatures):
         raise _Unsure
-    reread = _reread(native, text, seen, rewritten, shapes)
+    reread = _reread(native, text, seen, rewritten, shapes, early)
     return [_record(native, text, module, comps, count, every, shapes, reread)
             for module, comps, count in zip(modules, seen, counts)]
 
@@ -94,19 +138,22 @@ def _skeletons(native, text: str, path: str, outside: list[int], headers: list[i
     return lines.modules
 
 
-def _reread(native, text: str, seen, rewritten, shapes) -> dict[int, Instruction]:
-    """The commented lines read as the parse reads them (the line scanner, comments
-    out), each the instruction the pass read, their values checked: line -> Instruction."""
+def _reread(native, text: str, seen, rewritten, shapes,
+            early: dict[int, Instruction | None]) -> dict[int, Instruction]:
+    """The lines the pass read rewritten (comments out, single quotes doubled) read as the
+    parse reads them (the line scanner; `early`: the commented ones, read already), each
+    the instruction the pass read, their values checked: line -> Instruction."""
     from hloscope.stats.counts import _kind
 
     out: dict[int, Instruction] = {}
-    numbers = [r[2] for r in rewritten]
-    for r, raw in zip(rewritten, native.line_texts(text, numbers)):
+    late = [r[2] for r in rewritten if r[2] not in early]
+    raws = dict(zip(late, native.line_texts(text, late)))
+    for r in rewritten:
         m, c, line, name, opcode, shape, operands, literal, root, calls, operand_shapes, kind = r
-        s = strip_comments(raw)
-        if (len(s) > MAX_NESTING and nesting_beyond(s, MAX_NESTING) is not None) or CONTROL.search(s):
-            raise _Unsure  # (the line scanner leaves it to the grammar)
-        instr = scan_instruction(s, line, seen[m][c][0])
+        instr = early[line] if line in early else _scanned_line(raws[line], line)
+        if instr is None:
+            raise _Unsure
+        instr.computation = seen[m][c][0]
         if (instr.name, instr.opcode, instr.shape_text, instr.operands, instr.is_root,
                 tuple(instr.calls()), instr.literal) != (
                 name, opcode, shape, tuple(operands), root, tuple(calls),
