@@ -190,3 +190,19 @@ def test_value_checks_read_only_the_keys_they_name(monkeypatch):
     assert checked > 10_000
     assert read <= set(VALUE_KEYS), read - set(VALUE_KEYS)
     assert {"dimensions", "index", "direction"} <= read
+
+
+def test_checks_beside_the_scan_answer_as_run_alone_and_leave_forking_possible():
+    """Beside runs the pass on a thread while the scan goes on: the same answer, and once
+    joined, the thread (still exiting at the kernel's pace) does not stop the helpers that
+    fork (may_fork counts threads)."""
+    from hloscope._speed.process import may_fork
+    from hloscope.parser.fast.checks import Beside, compiled_checks
+
+    text = next(t for label, t in collect() if label.endswith("llm_v5p_16.hlo.txt"))
+    alone = compiled_checks(text)
+    assert alone is not None and alone[0] is None
+    for _ in range(20):
+        beside = Beside(text)
+        assert beside.answer() == alone
+        assert may_fork()

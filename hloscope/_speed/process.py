@@ -42,16 +42,29 @@ def no_helpers() -> None:
     _helpers["allowed"] = False
 
 
+# Native ids of helper threads joined already (parser.fast.checks.Beside): their work is
+# done and they hold no lock, but the kernel may list them a moment longer while they exit.
+_joined: set[str] = set()
+
+
+def joined(native_id: int) -> None:
+    """Note a helper thread that was joined: may_fork does not count it while it exits."""
+    _joined.add(str(native_id))
+
+
 def may_fork() -> bool:
     """Whether this process may fork a helper for speed: tricks on, Linux, two cores,
     helpers not refused (no_helpers), and a single thread, native ones included (a child
-    of a threaded process may inherit held locks)."""
+    of a threaded process may inherit held locks; a joined helper that is still exiting is
+    not counted)."""
     if not enabled() or (os.cpu_count() or 1) < 2 or not _helpers["allowed"]:
         return False
     try:
-        return len(os.listdir("/proc/self/task")) == 1
+        tasks = set(os.listdir("/proc/self/task"))
     except OSError:
         return False
+    _joined.intersection_update(tasks)  # (gone for good: forgotten, its id may come back)
+    return len(tasks - _joined) == 1
 
 
 def tune_gc() -> None:

@@ -114,9 +114,9 @@ def _parse(text: str, path: str, strict: bool, scan: bool = True) -> list[Module
     if not text or text.isspace():
         raise ParseError("empty input; expected 'HloModule'", path, 1, 1)
     if not strict and scan:  # (the scan leaves lines nested deeper than MAX_NESTING to the grammar)
-        modules = _scanned(text, path)
+        modules, answer = _scanned_beside(text, path)
         if modules is not None:
-            return _checked(modules, text, strict)
+            return _checked(modules, text, strict, answer)
     _check_nesting(text, path)
     from lark.exceptions import UnexpectedInput, VisitError
 
@@ -170,15 +170,29 @@ def _scanned(text: str, path: str) -> list[Module] | None:
     return modules
 
 
-def _checked(modules: list[Module], text: str, strict: bool) -> list[Module]:
-    """Scanned modules, checked and finished."""
+def _scanned_beside(text: str, path: str) -> tuple[list[Module] | None, tuple | None]:
+    """_scanned, with the compiled checks of the text run beside the scan on a thread (the
+    speed tricks on): (the modules or None, the checks' answer or None)."""
+    from hloscope._speed import enabled
+    from hloscope.parser.fast.checks import Beside
+    from hloscope.parser.fast.native import available
+
+    beside = Beside(text) if enabled() and available() is not None else None
+    modules = _scanned(text, path)
+    return modules, beside.answer() if beside is not None else None
+
+
+def _checked(modules: list[Module], text: str, strict: bool,
+             answer: tuple | None = None) -> list[Module]:
+    """Scanned modules, checked and finished (`answer`: the compiled checks', when they
+    ran beside the scan)."""
     from hloscope.parser.fast.checks import validate_scanned
     from hloscope.parser.validate import validate
 
     if strict:
         validate(modules, text, strict)
     else:
-        validate_scanned(modules, text)
+        validate_scanned(modules, text, answer)
     return _finished(modules)
 
 
@@ -273,12 +287,16 @@ def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | 
         if text is None:
             text = decode(data, str(path))
         with no_cyclic_gc():
-            scanned = None if strict else _scanned(text, str(path))
+            scanned, answer = (None, None) if strict else _scanned_beside(text, str(path))
         if scanned is not None and not any(needs_wrapping(m) for m in scanned):
-            return scanned, _ahead(scanned, text, k, more)
+            if more is None and answer is not None and _passed(scanned, text, answer):
+                if k:  # (the compiled checks answered: no child to wait for)
+                    cache.put("modules", k, scanned, background=True)
+                return scanned, _settled
+            return scanned, _ahead(scanned, text, k, more, answer)
         with no_cyclic_gc():  # checked now, as parse checks them
             modules = (_parse(text, str(path), strict, scan=False) if scanned is None
-                       else _checked(scanned, text, strict))
+                       else _checked(scanned, text, strict, answer))
         if k:
             cache.put("modules", k, modules, background=True)
     if more is not None:
@@ -286,15 +304,24 @@ def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | 
     return modules, _settled
 
 
-def _ahead(modules: list[Module], text: str, k: str,
-           more: Callable[[list[Module]], None] | None) -> Callable[[], None]:
-    """settle() of scanned modules whose checks go to a child now."""
+def _passed(modules: list[Module], text: str, answer: tuple) -> bool:
+    """Whether the compiled checks' answer passes the modules (validate would)."""
+    from hloscope.parser.fast.checks import passed
+
+    with no_cyclic_gc():
+        return passed(modules, text, answer)
+
+
+def _ahead(modules: list[Module], text: str, k: str, more: Callable[[list[Module]], None] | None,
+           answer: tuple | None = None) -> Callable[[], None]:
+    """settle() of scanned modules whose checks go to a child now (`answer`: the compiled
+    checks', when they ran beside the scan)."""
     from hloscope import cache
     from hloscope._speed.fork import Ahead
     from hloscope.parser.fast.checks import validate_scanned
 
     def checks() -> None:
-        validate_scanned(modules, text)
+        validate_scanned(modules, text, answer)
         if more is not None:
             more(modules)
 

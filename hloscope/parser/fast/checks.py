@@ -38,20 +38,56 @@ def _classes() -> list[tuple[str, int]]:
     return [(op, 2 if op in VALUE_CHECKED else 1) for op in sorted(OPCODES) if op not in _ASYNC_PHASES]
 
 
-def validate_scanned(modules: list[Module], text: str) -> None:
+def validate_scanned(modules: list[Module], text: str, answer: tuple | None = None) -> None:
     """validate(modules, text) of modules the fast scan made from `text`, the same verdict
-    and error, mostly through the compiled checks."""
-    if not passed(modules, text):
+    and error, mostly through the compiled checks (`answer`: theirs, when they ran already,
+    as `Beside` runs them)."""
+    if not passed(modules, text, answer):
         validate(modules, text)
 
 
-def passed(modules: list[Module], text: str) -> bool:
-    """True when the compiled checks and the value checks of every signature pass (then
-    validate would pass); False when they cannot tell or something fails."""
+def compiled_checks(text: str) -> tuple | None:
+    """The compiled pass's answer for `text` (None without the extension)."""
     native = available()
     if native is None or not hasattr(native, "checks"):
+        return None
+    return native.checks(text, _classes(), VALUE_KEYS)
+
+
+class Beside:
+    """The compiled pass over a text run on a thread while the caller scans it: the pass
+    holds no interpreter lock, so it takes the second core. `answer()` waits for it."""
+
+    def __init__(self, text: str) -> None:
+        import threading
+
+        self.found: list = []
+        self.thread = threading.Thread(target=self._run, args=(text,), name="hloscope-checks")
+        self.thread.start()
+
+    def _run(self, text: str) -> None:
+        try:
+            self.found.append(compiled_checks(text))
+        except Exception:  # noqa: BLE001 - the extension's internal error: validate decides
+            self.found.append(None)
+
+    def answer(self) -> tuple | None:
+        from hloscope._speed.process import joined
+
+        self.thread.join()
+        if self.thread.native_id is not None:
+            joined(self.thread.native_id)  # (a child may be forked while it exits)
+        return self.found[0] if self.found else None
+
+
+def passed(modules: list[Module], text: str, answer: tuple | None = None) -> bool:
+    """True when the compiled checks and the value checks of every signature pass (then
+    validate would pass); False when they cannot tell or something fails. `answer`: the
+    compiled pass's, when it ran already."""
+    found = answer if answer is not None else compiled_checks(text)
+    if found is None:
         return False
-    why, seen, signatures, rewritten, _ = native.checks(text, _classes(), VALUE_KEYS)
+    why, seen, signatures, rewritten, _ = found
     if why is not None or len(seen) != len(modules):
         return False
     for module, comps in zip(modules, seen):
