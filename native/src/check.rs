@@ -346,6 +346,71 @@ pub fn uncommented(s: &str) -> Option<String> {
     cut.then_some(out) // (comment marks or quotes inside strings only: the line as it is)
 }
 
+/// An instruction line whose operands are typed with a tuple among them (`while((s32[],
+/// f32[]) %t)`, as CPU dumps print them; the line reader leaves those to Python), with the
+/// operands' names alone: what the checks need of it (Python reads the line itself and
+/// compares). None for any other line (and for a tuple-typed operand without its `%`).
+pub fn untyped(s: &str) -> Option<String> {
+    use crate::lines::{blanks, name, shape};
+    let b = s.as_bytes();
+    memchr::memmem::find(b, b") %")?; // (as dumps print one: `(s32[]) %t`)
+    let mut i = blanks(b, 0);
+    if b[i..].starts_with(b"ROOT") {
+        i = blanks(b, i + 4);
+    }
+    i += usize::from(b.get(i) == Some(&b'%'));
+    i = blanks(b, name(b, i)?);
+    if b.get(i) != Some(&b'=') {
+        return None;
+    }
+    let end = shape(b, blanks(b, i + 1))?;
+    let op_at = blanks(b, end);
+    let open = name(b, op_at)?;
+    if op_at == end
+        || b.get(open) != Some(&b'(')
+        || matches!(&s[op_at..open], "constant" | "parameter")
+    {
+        return None;
+    }
+    let (mut depth, mut close, mut cuts) = (0usize, None, vec![open]);
+    for (k, &c) in b.iter().enumerate().skip(open + 1) {
+        match c {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' if depth == 0 => {
+                close = Some(k);
+                break;
+            }
+            b')' | b']' | b'}' => depth = depth.checked_sub(1)?,
+            b',' if depth == 0 => cuts.push(k),
+            b'"' | b'\'' | b'/' => return None,
+            _ => {}
+        }
+    }
+    let close = close?;
+    if !s[open + 1..close].contains('(') {
+        return None; // (no tuple among them: not a line this rewrites)
+    }
+    cuts.push(close);
+    let mut names = Vec::new();
+    for w in cuts.windows(2) {
+        let piece = &s[w[0] + 1..w[1]];
+        let p = piece.as_bytes();
+        let at = blanks(p, 0);
+        let typed_end = shape(p, at)?;
+        let name_at = blanks(p, typed_end);
+        if name_at == typed_end {
+            return None;
+        }
+        let n_at = name_at + usize::from(p.get(name_at) == Some(&b'%'));
+        let n_end = name(p, n_at)?;
+        if blanks(p, n_end) != p.len() {
+            return None;
+        }
+        names.push(&piece[n_at..n_end]);
+    }
+    Some(format!("{}{})", &s[..=open], names.join(", ")) + &s[close + 1..])
+}
+
 /// `check` of a whole text, its commented lines read as Python reads them; `then` gets the
 /// result (which borrows the lines made here).
 pub fn check_text<R>(
@@ -354,7 +419,13 @@ pub fn check_text<R>(
     then: impl FnOnce(Result<Checked<'_>, (&'static str, usize)>) -> R,
 ) -> R {
     let raw: Vec<&str> = text.split('\n').collect();
-    let cleaned: Vec<Option<String>> = raw.iter().map(|s| uncommented(s)).collect();
+    let cleaned: Vec<Option<String>> = raw
+        .iter()
+        .map(|s| match uncommented(s) {
+            Some(u) => Some(untyped(&u).unwrap_or(u)),
+            None => untyped(s),
+        })
+        .collect();
     let lines: Vec<&str> = raw
         .iter()
         .zip(&cleaned)
@@ -742,6 +813,28 @@ FileNames
         );
         assert_eq!(callees(", branch_computations={}"), Some(vec![]));
         assert_eq!(callees(", calls={%f, }"), None);
+    }
+
+    #[test]
+    fn reads_tuple_typed_operands_by_their_names() {
+        let s = "  %w = (s32[], f32[]) while((s32[], f32[2]{0}) %t), condition=%c, body=%b";
+        assert_eq!(
+            untyped(s).as_deref(),
+            Some("  %w = (s32[], f32[]) while(t), condition=%c, body=%b")
+        );
+        let k = "  ROOT k = s32[11]{0} conditional(s32[] %p, () %t, (f32[]) %u), branch_computations={%a, %b}";
+        assert_eq!(
+            untyped(k).as_deref(),
+            Some("  ROOT k = s32[11]{0} conditional(p, t, u), branch_computations={%a, %b}")
+        );
+        assert_eq!(untyped("  %a = f32[] add(f32[] %b, f32[] %c)"), None); // (no tuple)
+        assert_eq!(untyped("  %c = c64[] constant((0, 1))"), None);
+        assert_eq!(untyped("  %a = f32[] add((f32[]) %b %c)"), None);
+        assert_eq!(untyped("  %w = (s32[]) while((s32[]) t)"), None); // (no `%`: Python's)
+        let text = OK.replace("reduce(%p, %c)", "reduce(f32[2]{0} %p, (f32[]) %c)");
+        check_text(&text, &table(), |c| {
+            assert_eq!(c.unwrap().rewritten.len(), 1)
+        });
     }
 
     #[test]

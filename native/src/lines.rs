@@ -62,7 +62,7 @@ fn control(c: u8) -> bool {
 }
 
 /// A name at `i`: its end.
-fn name(b: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn name(b: &[u8], i: usize) -> Option<usize> {
     if i < b.len() && name_start(b[i]) {
         let mut j = i + 1;
         while j < b.len() && name_byte(b[j]) {
@@ -74,7 +74,7 @@ fn name(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-fn blanks(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn blanks(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
         i += 1;
     }
@@ -244,7 +244,7 @@ fn attributes(s: &str, i: usize) -> Option<Result<Vec<&str>, ()>> {
 
 /// An array shape `LINE` takes (`[a-z][a-z0-9]*\[...\]({...})?`, no nested braces) or a
 /// tuple shape (parentheses nested at most three deep): its end.
-fn shape(b: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn shape(b: &[u8], i: usize) -> Option<usize> {
     if i >= b.len() {
         return None;
     }
