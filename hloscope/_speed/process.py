@@ -52,12 +52,17 @@ def joined(native_id: int) -> None:
     _joined.add(str(native_id))
 
 
+def may_help() -> bool:
+    """Whether this process may put a helper on a second core (a thread or a forked child):
+    tricks on, two cores, helpers not refused (no_helpers: a pool worker, `-j 1`)."""
+    return enabled() and (os.cpu_count() or 1) >= 2 and _helpers["allowed"]
+
+
 def may_fork() -> bool:
-    """Whether this process may fork a helper for speed: tricks on, Linux, two cores,
-    helpers not refused (no_helpers), and a single thread, native ones included (a child
-    of a threaded process may inherit held locks; a joined helper that is still exiting is
-    not counted)."""
-    if not enabled() or (os.cpu_count() or 1) < 2 or not _helpers["allowed"]:
+    """Whether this process may fork a helper for speed: may_help, Linux, and a single
+    thread, native ones included (a child of a threaded process may inherit held locks; a
+    joined helper that is still exiting is not counted)."""
+    if not may_help():
         return False
     try:
         tasks = set(os.listdir("/proc/self/task"))

@@ -418,21 +418,19 @@ pub fn check_text<R>(
     table: &Table,
     then: impl FnOnce(Result<Checked<'_>, (&'static str, usize)>) -> R,
 ) -> R {
-    let raw: Vec<&str> = text.split('\n').collect();
-    let cleaned: Vec<Option<String>> = raw
-        .iter()
-        .map(|s| match uncommented(s) {
-            Some(u) => Some(untyped(&u).unwrap_or(u)),
-            None => untyped(s),
+    // the lines rewritten for the reader, by index (few: the others are read as they are)
+    let again: Map<usize, String> = text
+        .split('\n')
+        .enumerate()
+        .filter_map(|(k, s)| {
+            match uncommented(s) {
+                Some(u) => Some(untyped(&u).unwrap_or(u)),
+                None => untyped(s),
+            }
+            .map(|r| (k, r))
         })
         .collect();
-    let lines: Vec<&str> = raw
-        .iter()
-        .zip(&cleaned)
-        .map(|(s, c)| c.as_deref().unwrap_or(s))
-        .collect();
-    let rewritten: Vec<bool> = cleaned.iter().map(Option::is_some).collect();
-    then(check(&lines, &rewritten, table))
+    then(check(text, &again, table))
 }
 
 /// A computation of the last module, opened (Err: none, or the name is taken).
@@ -469,21 +467,21 @@ fn bare_header(t: &str) -> Option<(&str, bool)> {
     (!SECTIONS.contains(&name)).then_some((name, entry))
 }
 
-/// The checks of a whole text, given as its lines with their comments taken out where
-/// `rewritten[k]` (`uncommented`), against Python's table. Err:
-/// why it gave up, and the line it was reading (1-based).
+/// The checks of a whole text against Python's table, its lines read as they are except
+/// those `again` holds rewritten, by index (`uncommented`, `untyped`). Err: why it gave up,
+/// and the line it was reading (1-based).
 pub fn check<'a>(
-    lines: &[&'a str],
-    rewritten: &[bool],
+    text: &'a str,
+    again: &'a Map<usize, String>,
     table: &Table,
 ) -> Result<Checked<'a>, (&'static str, usize)> {
     let mut at = 0;
-    checked(lines, rewritten, table, &mut at).map_err(|why| (why, at))
+    checked(text, again, table, &mut at).map_err(|why| (why, at))
 }
 
 fn checked<'a>(
-    lines: &[&'a str],
-    rewritten: &[bool],
+    text: &'a str,
+    again: &'a Map<usize, String>,
     table: &Table,
     at: &mut usize,
 ) -> Result<Checked<'a>, &'static str> {
@@ -492,8 +490,10 @@ fn checked<'a>(
     let mut signatures: Set<Signature<'a>> = Set::default();
     let mut counted: Option<Counted<'a>> = table.count.then(Counted::default);
     let mut read_again: Vec<Rewritten<'a>> = Vec::new();
-    for (k, &s) in lines.iter().enumerate() {
+    for (k, raw) in text.split('\n').enumerate() {
         *at = k + 1;
+        let rewritten = again.get(&k);
+        let s: &'a str = rewritten.map_or(raw, String::as_str);
         match line(s) {
             Line::Instruction(f) => {
                 let c = comp
@@ -535,7 +535,7 @@ fn checked<'a>(
                         return Err("a parameter number given twice");
                     }
                 }
-                if rewritten.get(k) == Some(&true) {
+                if rewritten.is_some() {
                     read_again.push(Rewritten {
                         module: modules.len() - 1,
                         computation: module.comps.len(),
