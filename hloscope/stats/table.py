@@ -22,8 +22,7 @@ from hloscope.cost.library import is_library_call
 from hloscope.cost.memory import _NOT_ALLOCATED, memory_total
 from hloscope.ir import Instruction, Module
 from hloscope.ir.opcodes import ASYNC_LATER
-from hloscope.parser.attrs import parse_shape
-from hloscope.parser.fast.checks import _classes, _fails, _problem
+from hloscope.parser.fast.checks import _classes, _fails, _problem, _shape
 from hloscope.parser.fast.native import available
 from hloscope.parser.fast.patterns import CONTROL, literal_ok
 from hloscope.parser.fast.scan import _Lines, scan_instruction
@@ -168,13 +167,6 @@ def _reread(native, text: str, seen, rewritten, shapes,
                 raise _Unsure
         out[line] = instr
     return out
-
-
-def _shape(text: str, shapes: dict[str, Any]):
-    found = shapes.get(text)
-    if found is None:
-        found = shapes[text] = parse_shape(text)
-    return found
 
 
 def _instructions(native, text: str, where: list[tuple[int, str]],
