@@ -26,7 +26,8 @@ from hloscope.cli.common import (
 )
 
 
-def _counted_early(path: Path, every: bool, halves: bool) -> tuple[list[dict] | None, tuple[bytes, str]]:
+def _counted_early(path: Path, every: bool,
+                   halves: bool) -> tuple[list[dict] | None, tuple[bytes, str]]:
     """(stats counted without parsing the file, or None; the file's bytes and text for
     load_file): from the compiled checks' one pass (hloscope.stats.table) where they answer,
     else, with `halves`, on two cores (hloscope.stats.halves)."""

@@ -291,7 +291,8 @@ def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | 
         if text is None:
             text = decode(data, str(path))
         with no_cyclic_gc():
-            scanned, answer = (None, None) if strict else _scanned_beside(text, str(path), more is None)
+            scanned, answer = ((None, None) if strict
+                               else _scanned_beside(text, str(path), more is None))
         if scanned is not None and not any(needs_wrapping(m) for m in scanned):
             if more is None and answer is not None and _passed(scanned, text, answer):
                 if k:  # (the compiled checks answered: no child to wait for)

@@ -121,7 +121,8 @@ def _records(native, text: str, path: str, every: bool, seen, signatures, rewrit
             for module, comps, count in zip(modules, seen, counts)]
 
 
-def _skeletons(native, text: str, path: str, outside: list[int], headers: list[int]) -> list[Module]:
+def _skeletons(native, text: str, path: str, outside: list[int],
+               headers: list[int]) -> list[Module]:
     """The modules (name, header attributes, debug tables, no computations) as the line
     scanner reads the lines outside the computations, in order; a computation between two
     of them ends a debug table there, as it does in the parse."""

@@ -35,7 +35,8 @@ from hloscope.parser.validate import (
 def _classes() -> list[tuple[str, int]]:
     """(opcode, 1: no value check, or 2: value checks) for the opcodes validate checks
     nothing else of (the generic async ops and the rest are left to validate)."""
-    return [(op, 2 if op in VALUE_CHECKED else 1) for op in sorted(OPCODES) if op not in _ASYNC_PHASES]
+    return [(op, 2 if op in VALUE_CHECKED else 1) for op in sorted(OPCODES)
+            if op not in _ASYNC_PHASES]
 
 
 def validate_scanned(modules: list[Module], text: str, answer: tuple | None = None) -> None:
