@@ -22,14 +22,14 @@ from hloscope.cost.library import is_library_call
 from hloscope.cost.memory import _NOT_ALLOCATED, memory_total
 from hloscope.ir import Instruction, Module
 from hloscope.ir.opcodes import ASYNC_LATER
-from hloscope.parser.fast.checks import _classes, _fails, _problem, _shape
+from hloscope.parser.fast.checks import Beside, _fails, _problem, _shape, read_alike, stubs
 from hloscope.parser.fast.native import available
 from hloscope.parser.fast.patterns import CONTROL, literal_ok
 from hloscope.parser.fast.scan import _Lines, scan_instruction
 from hloscope.parser.files import MAX_NESTING
 from hloscope.parser.reader import READER
 from hloscope.parser.text import nesting_beyond, strip_comments
-from hloscope.parser.validate import VALUE_CHECKED, VALUE_KEYS, _header
+from hloscope.parser.validate import VALUE_CHECKED, _header
 from hloscope.source import tables_of, unresolved_source
 from hloscope.stats.counts import _as_json, stats_total
 
@@ -41,28 +41,17 @@ class _Unsure(Exception):
 def stats_of_text(text: str, path: str, every: bool) -> list[dict[str, Any]] | None:
     """The stats records of every module of `text` (as `ModuleStats.to_dict()` holds them;
     `every`: with the per-computation list), or None (the caller parses the text)."""
-    import threading
-
     native = available()
     if native is None or not hasattr(native, "line_texts"):
         return None
-    found: list = []
-
-    def run() -> None:
-        try:
-            found.append(native.checks(text, _classes(), VALUE_KEYS, 2 if every else 1))
-        except Exception:  # noqa: BLE001 - the extension's internal error: the parse decides
-            found.append(None)
-
     # the pass runs without the interpreter lock: meanwhile this core reads the commented
     # lines, which the parse's line scanner reads and the pass hands back to compare
-    worker = threading.Thread(target=run, name="hloscope-checks")
-    worker.start()
+    beside = Beside(text, 2 if every else 1)
     early = _commented_lines(text)
-    worker.join()
-    if not found or found[0] is None:
+    found = beside.answer()
+    if found is None:
         return None
-    why, seen, signatures, rewritten, counted = found[0]
+    why, seen, signatures, rewritten, counted = found
     if why is not None or counted is None:
         return None
     try:
@@ -149,23 +138,15 @@ def _reread(native, text: str, seen, rewritten, shapes,
     late = [r[2] for r in rewritten if r[2] not in early]
     raws = dict(zip(late, native.line_texts(text, late)))
     for r in rewritten:
-        m, c, line, name, opcode, shape, operands, literal, root, calls, operand_shapes, kind = r
+        m, c, line, _, opcode, _, operands, _, _, _, operand_shapes, kind = r
         instr = early[line] if line in early else _scanned_line(raws[line], line)
-        if instr is None:
+        if instr is None or not read_alike(instr, r):
             raise _Unsure
         instr.computation = seen[m][c][0]
-        if (instr.name, instr.opcode, instr.shape_text, instr.operands, instr.is_root,
-                tuple(instr.calls()), instr.literal) != (
-                name, opcode, shape, tuple(operands), root, tuple(calls),
-                literal.strip() if literal is not None else None):
-            raise _Unsure
         if opcode == "fusion" and _kind(instr) != kind:
             raise _Unsure
-        if opcode in VALUE_CHECKED:
-            stubs = {o: Instruction(o, "parameter", t, _shape=_shape(t, shapes), reader=READER)
-                     for o, t in zip(operands, operand_shapes)}
-            if _problem(instr, stubs):
-                raise _Unsure
+        if opcode in VALUE_CHECKED and _problem(instr, stubs(operands, operand_shapes, shapes)):
+            raise _Unsure
         out[line] = instr
     return out
 
@@ -205,7 +186,8 @@ def _record(native, text: str, module: Module, comps, count, every: bool, shapes
     per_comp = [{"name": name, "is_entry": name == entry, "is_fusion": name in fused,
                  **_as_json(n, Counter(dict(ops)), Counter(dict(kind_counts)),
                             targets.get(k, Counter()))}
-                for k, ((name, _, n), (ops, kind_counts)) in enumerate(zip(comps, per))] if every else []
+                for k, ((name, _, n), (ops, kind_counts)) in enumerate(zip(comps, per))
+                ] if every else []
     part = {"computations": len(comps), "instructions": sum(n for _, _, n in comps),
             "opcodes": dict(opcodes), "kinds": dict(kinds), "targets": dict(total_targets),
             "uncosted_custom_calls": uncosted, "per_computation": per_comp}
@@ -227,7 +209,8 @@ def _memory(native, text: str, module: Module, groups, shapes, reread, top: int 
         if opcode.endswith("-start") and shape.is_tuple:
             # the result tuple carries the operands back: only new buffers count
             inputs = {_shape(t, shapes) for t in carried}
-            shape = type(shape)("tuple", elements=tuple(e for e in shape.elements if e not in inputs))
+            shape = type(shape)("tuple",
+                                elements=tuple(e for e in shape.elements if e not in inputs))
         for leaf in memory_leaves(shape):
             space = memory_space_name(leaf.memory_space)
             per_space[space] += leaf.padded_bytes * n

@@ -247,12 +247,7 @@ fn callees(attrs: &str) -> Option<Vec<&str>> {
 /// `%?name` as a whole: the name.
 fn one_name(s: &str) -> Option<&str> {
     let n = s.strip_prefix('%').unwrap_or(s);
-    let b = n.as_bytes();
-    let ok = !b.is_empty()
-        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-        && b.iter()
-            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
-    ok.then_some(n)
+    (crate::lines::name(n.as_bytes(), 0)? == n.len()).then_some(n)
 }
 
 /// Brackets balanced outside strings and comments, strings and comments closed, no `//`:

@@ -47,28 +47,32 @@ def validate_scanned(modules: list[Module], text: str, answer: tuple | None = No
         validate(modules, text)
 
 
-def compiled_checks(text: str) -> tuple | None:
-    """The compiled pass's answer for `text` (None without the extension)."""
+def compiled_checks(text: str, count: int = 0) -> tuple | None:
+    """The compiled pass's answer for `text` (None without the extension); `count`: 1 with
+    what `stats` reads, 2 with it per computation too (hloscope.stats.table)."""
     native = available()
     if native is None or not hasattr(native, "checks"):
         return None
-    return native.checks(text, _classes(), VALUE_KEYS)
+    return native.checks(text, _classes(), VALUE_KEYS, count)
 
 
 class Beside:
-    """The compiled pass over a text run on a thread while the caller scans it: the pass
-    holds no interpreter lock, so it takes the second core. `answer()` waits for it."""
+    """The compiled pass over a text (compiled_checks) run on a thread while the caller
+    works on the text: the pass holds no interpreter lock, so it takes the second core.
+    `answer()` waits for it (None also when the extension failed: the caller checks the
+    plain way)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, count: int = 0) -> None:
         import threading
 
         self.found: list = []
-        self.thread = threading.Thread(target=self._run, args=(text,), name="hloscope-checks")
+        self.thread = threading.Thread(target=self._run, args=(text, count),
+                                       name="hloscope-checks")
         self.thread.start()
 
-    def _run(self, text: str) -> None:
+    def _run(self, text: str, count: int) -> None:
         try:
-            self.found.append(compiled_checks(text))
+            self.found.append(compiled_checks(text, count))
         except Exception:  # noqa: BLE001 - the extension's internal error: validate decides
             self.found.append(None)
 
@@ -106,21 +110,18 @@ def passed(modules: list[Module], text: str, answer: tuple | None = None) -> boo
 
 
 def _agree(modules: list[Module], rewritten: list[tuple]) -> bool:
-    """Whether the instructions of commented lines, as the compiled checks read them, are
-    the scanned modules' own (name, opcode, shape, operands, literal, ROOT, callees), and
-    pass value_problem (checked on the instruction itself)."""
+    """Whether the instructions of rewritten lines, as the compiled checks read them, are
+    the scanned modules' own (read_alike), and pass value_problem (checked on the
+    instruction itself)."""
     at_line: dict[tuple[int, int], dict[int, Instruction]] = {}
-    for m, c, line, name, opcode, shape, operands, literal, root, calls, *_ in rewritten:
+    for entry in rewritten:
+        m, c, line, _, opcode, _, operands, *_ = entry
         comp = modules[m].computations[c]
         lines = at_line.get((m, c))
         if lines is None:
             lines = at_line[m, c] = {i.line: i for i in comp.instructions}
         instr = lines.get(line)
-        if instr is None or (instr.name, instr.opcode, instr.shape_text, instr.operands,
-                             instr.is_root, tuple(instr.calls())) != (
-                name, opcode, shape, tuple(operands), root, tuple(calls)):
-            return False
-        if instr.literal != (literal.strip() if literal is not None else None):
+        if instr is None or not read_alike(instr, entry):
             return False
         if opcode in VALUE_CHECKED:
             by_name = comp.by_name
@@ -129,14 +130,27 @@ def _agree(modules: list[Module], rewritten: list[tuple]) -> bool:
     return True
 
 
+def read_alike(instr: Instruction, entry: tuple) -> bool:
+    """Whether an instruction of a rewritten line, as the compiled checks read it (an entry
+    of their answer's `rewritten`), is `instr`: name, opcode, shape, operands, ROOT,
+    callees and literal."""
+    _, _, _, name, opcode, shape, operands, literal, root, calls, *_ = entry
+    return (instr.name, instr.opcode, instr.shape_text, instr.operands, instr.is_root,
+            tuple(instr.calls()), instr.literal) == (
+        name, opcode, shape, tuple(operands), root, tuple(calls),
+        literal.strip() if literal is not None else None)
+
+
+def stubs(names, shape_texts, shapes: dict[str, object]) -> dict[str, Instruction]:
+    """Operands that are only their shapes (parameters named `names`), for value_problem."""
+    return {name: Instruction(name, "parameter", text, _shape=_shape(text, shapes), reader=READER)
+            for name, text in zip(names, shape_texts)}
+
+
 def _fails(signature: tuple, shapes: dict[str, object]) -> bool:
     """Whether an instruction of this signature fails its value checks."""
     opcode, shape_text, attr_text, literal, operand_shapes = signature
-    seen = {}
-    for k, text in enumerate(operand_shapes):
-        name = f"operand.{k}"
-        seen[name] = Instruction(name, "parameter", text, _shape=_shape(text, shapes),
-                                 reader=READER)
+    seen = stubs([f"operand.{k}" for k in range(len(operand_shapes))], operand_shapes, shapes)
     instr = Instruction("checked", opcode, shape_text, tuple(seen), (None,) * len(seen),
                         literal=literal.strip() if literal is not None else None,
                         _shape=_shape(shape_text, shapes), attr_text=attr_text, reader=READER)
