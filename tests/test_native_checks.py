@@ -52,6 +52,10 @@ _TARGETED = {
     "name twice": (r"\n  (ROOT )?%([\w.\-]+) = ", None),
     "operand count": (r"( (?:negate|exponential|abs|convert|copy)\()([^)]+)\)", lambda m: f"{m[1]}{m[2]}, {m[2]})"),
     "shape rank": (r"(= [a-z0-9]+\[)(\d+)(,)", lambda m: f"{m[1]}{m[3][:0]}"),
+    # the async chains validate checks (shorthand `slice-start`, generic `async-start`)
+    "async start shape": (r"= \(\(([^()]*)\)(, [^\n]*?-start\()", lambda m: f"= ({m[1]}{m[2]}"),
+    "async wrapped op": (r"\b([a-z][a-z\-]*)-(done|update)\(",
+                         lambda m: f"{'fusion' if m[1] != 'fusion' else 'slice'}-{m[2]}("),
 }
 
 
@@ -114,7 +118,9 @@ def test_they_answer_for_most_real_modules_and_agree_with_validate():
         valid += 1
         answered += passed(modules, text)
     assert valid >= 350
-    assert answered >= 0.7 * valid, (answered, valid)
+    # (GPU compiles' async shorthand, deep Triton configs and SparseCore computations
+    # included: only multi-line instructions, complex literals and such are left to validate)
+    assert answered >= 0.9 * valid, (answered, valid)
 
 
 def test_validate_scanned_raises_validates_error():

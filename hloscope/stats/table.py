@@ -21,15 +21,23 @@ from hloscope.cost.layout import memory_leaves, memory_space_name
 from hloscope.cost.library import is_library_call
 from hloscope.cost.memory import _NOT_ALLOCATED, memory_total
 from hloscope.ir import Instruction, Module
-from hloscope.ir.opcodes import ASYNC_LATER
-from hloscope.parser.fast.checks import Beside, _fails, _problem, _shape, read_alike, stubs
+from hloscope.ir.opcodes import ASYNC_LATER, OPCODES, async_shorthand
+from hloscope.parser.fast.checks import (
+    Beside,
+    _fails,
+    _problem,
+    _shape,
+    decided_fails,
+    read_alike,
+    stubs,
+)
 from hloscope.parser.fast.native import available
 from hloscope.parser.fast.patterns import CONTROL, literal_ok
 from hloscope.parser.fast.scan import _Lines, scan_instruction
 from hloscope.parser.files import MAX_NESTING
 from hloscope.parser.reader import READER
 from hloscope.parser.text import nesting_beyond, strip_comments
-from hloscope.parser.validate import VALUE_CHECKED, _header
+from hloscope.parser.validate import _ASYNC_PHASES, VALUE_CHECKED, _header
 from hloscope.source import tables_of, unresolved_source
 from hloscope.stats.counts import _as_json, stats_total
 
@@ -51,13 +59,29 @@ def stats_of_text(text: str, path: str, every: bool) -> list[dict[str, Any]] | N
     found = beside.answer()
     if found is None:
         return None
-    why, seen, signatures, rewritten, counted = found
-    if why is not None or counted is None:
+    why, seen, signatures, rewritten, counted, decided = found
+    if why is not None or counted is None or any(_wraps(entry[0]) for entry in decided) \
+            or any(_chained(entry[4]) for entry in rewritten):
+        # (a shorthand start: the parse adds the computation it wraps; an async op on a
+        # line read again: its chain's checks read its operands' opcodes, not at hand)
         return None
     try:
-        return _records(native, text, path, every, seen, signatures, rewritten, counted, early)
+        return _records(native, text, path, every, seen, signatures, decided, rewritten,
+                        counted, early)
     except Exception:  # noqa: BLE001 - anything unexpected: the parse decides
         return None
+
+
+def _wraps(opcode: str) -> bool:
+    """Whether the opcode is an async shorthand's start (`custom-call-start`)."""
+    parts = async_shorthand(opcode)
+    return parts is not None and parts[1] == "start"
+
+
+def _chained(opcode: str) -> bool:
+    """Whether validate checks an op of this opcode against its operand's opcode (the
+    async chains: generic async ops, shorthand ones, and opcodes it does not list)."""
+    return opcode in _ASYNC_PHASES or opcode not in OPCODES
 
 
 def _commented_lines(text: str) -> dict[int, Instruction | None]:
@@ -87,7 +111,7 @@ def _scanned_line(raw: str, line: int) -> Instruction | None:
         return None
 
 
-def _records(native, text: str, path: str, every: bool, seen, signatures, rewritten,
+def _records(native, text: str, path: str, every: bool, seen, signatures, decided, rewritten,
              counted, early: dict[int, Instruction | None]) -> list[dict[str, Any]]:
     counts, outside, headers, shape_texts, typed, literals = counted
     modules = _skeletons(native, text, path, outside, headers)
@@ -103,7 +127,8 @@ def _records(native, text: str, path: str, every: bool, seen, signatures, rewrit
     for lit in literals:
         if not literal_ok(lit.strip()):
             raise _Unsure
-    if any(_fails(sig, shapes) for sig in signatures):
+    if any(_fails(sig, shapes) for sig in signatures) or any(
+            decided_fails(entry, shapes) for entry in decided):
         raise _Unsure
     reread = _reread(native, text, seen, rewritten, shapes, early)
     return [_record(native, text, module, comps, count, every, shapes, reread)

@@ -10,13 +10,20 @@
 //! distinct text): operand counts, comparison directions, literals, shapes against operands:
 //! each a function of the instruction's opcode, shape, the attributes they read (Python
 //! names the keys), literal and its operands' shapes, so one check per distinct signature
-//! answers for all.
+//! answers for all. An opcode Python's table does not class (the generic async ops, async
+//! shorthand such as `custom-call-start`, opcodes XLA does not list) is handed back once per
+//! distinct (opcode, shape, operands' opcodes and shapes): validate checks async chains
+//! against the operand's opcode (`Decided`).
 //!
-//! Given up on (Python decides): any line the line reader leaves to Python inside a
+//! Lines rewritten for the line reader and handed back for Python to compare (`Rewritten`):
+//! comments, single-quoted strings, tuple-typed operands, and (when such a line stops the
+//! first pass) a `backend_config` nested deeper than the reader takes, cut to `{}`. A
+//! computation's `}` may carry its `execution_thread`.
+//!
+//! Given up on (Python decides): any other line the line reader leaves to Python inside a
 //! computation, a computation header outside a module or after a line it does not read,
-//! call keys Python reads itself, `%x#i` operands (the parser adds get-tuple-elements), an
-//! opcode Python's table does not class (async shorthand, generic async ops, unknown ones),
-//! a parameter number that is not plain decimal digits, and any failed check.
+//! call keys Python reads itself, `%x#i` operands (the parser adds get-tuple-elements), a
+//! parameter number that is not plain decimal digits, and any failed check.
 
 use crate::count::{bump, Groups, Merged, Tally};
 use crate::lines::{each_item, line, Line, CALL_KEYS};
@@ -59,6 +66,9 @@ impl Fx {
 pub type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 pub type Set<K> = HashSet<K, BuildHasherDefault<Fx>>;
 
+/// Why the checks give up on a line the line reader leaves to Python.
+const PYTHON_LINE: &str = "a line Python reads inside a computation";
+
 /// The debug tables' names: a header named so is Python's to read.
 const SECTIONS: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
 
@@ -91,6 +101,17 @@ pub struct Signature<'a> {
     pub operand_shapes: Vec<&'a str>,
 }
 
+/// An instruction of an opcode Python's table does not class (the generic async ops, an
+/// async shorthand such as `custom-call-start`, an opcode XLA does not list): Python's
+/// validate checks it against its operands' opcodes and shapes, once per distinct one.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Decided<'a> {
+    pub opcode: &'a str,
+    pub shape: &'a str,
+    /// Each operand's (opcode, shape text).
+    pub operands: Vec<(&'a str, &'a str)>,
+}
+
 /// A computation as the check saw it: name (no `%`), ENTRY, instruction count.
 pub type Seen<'a> = (&'a str, bool, usize);
 
@@ -117,6 +138,7 @@ pub struct Checked<'a> {
     /// Per module, its computations in order.
     pub modules: Vec<Vec<Seen<'a>>>,
     pub signatures: Vec<Signature<'a>>,
+    pub decided: Vec<Decided<'a>>,
     pub rewritten: Vec<Rewritten<'a>>,
     /// What `stats` reads, when asked for.
     pub counted: Option<Counted<'a>>,
@@ -179,7 +201,7 @@ impl<'a> ModuleCount<'a> {
 struct Comp<'a> {
     name: &'a str,
     entry: bool,
-    shapes: Map<&'a str, &'a str>, // instruction -> shape text
+    shapes: Map<&'a str, (&'a str, &'a str)>, // instruction -> (shape text, opcode)
     count: usize,
     roots: usize,
     params: Set<usize>,
@@ -406,15 +428,57 @@ pub fn untyped(s: &str) -> Option<String> {
     Some(format!("{}{})", &s[..=open], names.join(", ")) + &s[close + 1..])
 }
 
-/// `check` of a whole text, its commented lines read as Python reads them; `then` gets the
-/// result (which borrows the lines made here).
+/// A computation's closing brace with its execution thread (`}, execution_thread="sparsecore"`,
+/// as TPU compiles print a SparseCore computation's end).
+fn thread_close(s: &str) -> bool {
+    let t = s.trim_matches([' ', '\t', '\r']);
+    t.strip_prefix('}')
+        .map(|r| r.trim_start_matches([' ', '\t']))
+        .and_then(|r| r.strip_prefix(','))
+        .map(|r| r.trim_start_matches([' ', '\t']))
+        .and_then(|r| r.strip_prefix("execution_thread=\""))
+        .and_then(|r| r.strip_suffix('"'))
+        .is_some_and(|v| !v.contains(['"', '\\']))
+}
+
+/// An instruction line whose `backend_config` value is nested deeper than the line reader
+/// takes (a GPU compile's Triton fusion config), with that value as `{}`: the checks read
+/// nothing in it, and Python reads the line itself and compares (`Rewritten`). None when
+/// the line has no such item or its brackets do not pair.
+pub fn shallow(s: &str) -> Option<String> {
+    let at = s.find(", backend_config={")? + ", backend_config=".len();
+    let b = s.as_bytes();
+    let (mut depth, mut j) = (0usize, at);
+    while j < b.len() {
+        match b[j] {
+            b'"' => {
+                j = crate::lines::string(b, j)?;
+                continue;
+            }
+            b'{' | b'[' | b'(' => depth += 1,
+            b'}' | b']' | b')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(format!("{}{{}}{}", &s[..at], &s[j + 1..]));
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+/// `check` of a whole text, its commented lines read as Python reads them (and, when a line
+/// the reader leaves to Python stops the first pass, its deep `backend_config` values cut:
+/// `shallow`); `then` gets the result (which borrows the lines made here).
 pub fn check_text<R>(
     text: &str,
     table: &Table,
     then: impl FnOnce(Result<Checked<'_>, (&'static str, usize)>) -> R,
 ) -> R {
     // the lines rewritten for the reader, by index (few: the others are read as they are)
-    let again: Map<usize, String> = text
+    let mut again: Map<usize, String> = text
         .split('\n')
         .enumerate()
         .filter_map(|(k, s)| {
@@ -425,6 +489,20 @@ pub fn check_text<R>(
             .map(|r| (k, r))
         })
         .collect();
+    let first = check(text, &again, table);
+    if !matches!(first, Err((why, _)) if why == PYTHON_LINE) {
+        return then(first);
+    }
+    let deep: Vec<(usize, String)> = text
+        .split('\n')
+        .enumerate()
+        .filter(|(k, s)| !again.contains_key(k) && matches!(line(s), Line::Other))
+        .filter_map(|(k, s)| shallow(s).map(|r| (k, r)))
+        .collect();
+    if deep.is_empty() {
+        return then(first);
+    }
+    again.extend(deep);
     then(check(text, &again, table))
 }
 
@@ -483,21 +561,23 @@ fn checked<'a>(
     let mut modules: Vec<Module<'a>> = Vec::new();
     let mut comp: Option<Comp<'a>> = None;
     let mut signatures: Set<Signature<'a>> = Set::default();
+    let mut decided: Set<Decided<'a>> = Set::default();
     let mut counted: Option<Counted<'a>> = table.count.then(Counted::default);
     let mut read_again: Vec<Rewritten<'a>> = Vec::new();
     for (k, raw) in text.split('\n').enumerate() {
         *at = k + 1;
         let rewritten = again.get(&k);
         let s: &'a str = rewritten.map_or(raw, String::as_str);
-        match line(s) {
+        let mut read = line(s);
+        if matches!(read, Line::Other) && comp.is_some() && thread_close(s) {
+            read = Line::Close; // (the attribute is the computation's: validate reads none)
+        }
+        match read {
             Line::Instruction(f) => {
                 let c = comp
                     .as_mut()
                     .ok_or("an instruction outside a computation")?;
-                let kind = *table
-                    .classes
-                    .get(f.opcode)
-                    .ok_or("an opcode Python decides")?;
+                let kind = table.classes.get(f.opcode).copied();
                 let calls = match &f.calls {
                     Some(names) => names.clone(),
                     None => callees(f.attrs).ok_or("call keys Python reads")?,
@@ -510,7 +590,7 @@ fn checked<'a>(
                     if o.contains('#') {
                         return Err("a tuple-element operand");
                     }
-                    operand_shapes.push(*c.shapes.get(o).ok_or("an operand not defined above")?);
+                    operand_shapes.push(c.shapes.get(o).ok_or("an operand not defined above")?.0);
                 }
                 let module = modules.last().ok_or("no module")?;
                 if calls.iter().any(|k| !module.names.contains(k)) {
@@ -547,7 +627,17 @@ fn checked<'a>(
                             .then(|| crate::count::kind(f.attrs))
                             .flatten(),
                     });
-                } else if kind == Class::Value {
+                } else if kind.is_none() {
+                    decided.insert(Decided {
+                        opcode: f.opcode,
+                        shape: f.shape,
+                        operands: f
+                            .operands
+                            .iter()
+                            .map(|o| (c.shapes[o].1, c.shapes[o].0))
+                            .collect(),
+                    });
+                } else if kind == Some(Class::Value) {
                     signatures.insert(Signature {
                         opcode: f.opcode,
                         shape: f.shape,
@@ -557,7 +647,7 @@ fn checked<'a>(
                     });
                 }
                 if let Some((tally, fused)) = c.counts.as_mut() {
-                    let shapes: Vec<&'a str> = f.operands.iter().map(|o| c.shapes[o]).collect();
+                    let shapes: Vec<&'a str> = f.operands.iter().map(|o| c.shapes[o].0).collect();
                     let all = counted.as_mut().ok_or("no count")?;
                     let index = modules.last().map_or(0, |m| m.comps.len());
                     let groups = &mut all.modules.last_mut().ok_or("no module")?.building;
@@ -571,7 +661,7 @@ fn checked<'a>(
                     all.typed.extend(f.operand_shapes.iter().copied());
                     all.literals.extend(f.literal);
                 }
-                c.shapes.insert(f.name, f.shape);
+                c.shapes.insert(f.name, (f.shape, f.opcode));
                 c.count += 1;
             }
             Line::Header(h) => {
@@ -623,7 +713,7 @@ fn checked<'a>(
                     continue;
                 }
                 if comp.is_some() {
-                    return Err("a line Python reads inside a computation");
+                    return Err(PYTHON_LINE);
                 }
                 let header = !s.starts_with("HloModule") && bare_header(t).is_some();
                 if let (Some(all), false) = (counted.as_mut(), header) {
@@ -660,6 +750,7 @@ fn checked<'a>(
     Ok(Checked {
         modules: modules.into_iter().map(|m| m.comps).collect(),
         signatures: signatures.into_iter().collect(),
+        decided: decided.into_iter().collect(),
         rewritten: read_again,
         counted: counted.map(|mut c| {
             for (m, names) in c.modules.iter_mut().zip(&names) {
@@ -738,6 +829,47 @@ FileNames
     }
 
     #[test]
+    fn hands_unclassed_opcodes_to_python_with_their_operands() {
+        let text = OK.replace("%c = f32[] constant(0)", "%c = f32[] negate(%p)");
+        check_text(&text, &table(), |c| {
+            let c = c.unwrap_or_else(|e| panic!("{e:?}"));
+            assert_eq!(c.decided.len(), 1);
+            let d = &c.decided[0];
+            let operands = vec![("parameter", "f32[2]{0}")];
+            assert_eq!(
+                (d.opcode, d.shape, d.operands.clone()),
+                ("negate", "f32[]", operands)
+            );
+        });
+    }
+
+    #[test]
+    fn cuts_deep_backend_configs_and_closes_on_an_execution_thread() {
+        let long = r#"  %f = f32[] fusion(%p), backend_config={"a":[{"b":"}"}]}, metadata={x="}"}"#;
+        let cut = r#"  %f = f32[] fusion(%p), backend_config={}, metadata={x="}"}"#;
+        assert_eq!(shallow(long).as_deref(), Some(cut));
+        assert_eq!(shallow("  %a = f32[] add(%b, %c)"), None);
+        assert_eq!(
+            shallow(r#"  %a = f32[] add(%b), backend_config={"a":"open"#),
+            None
+        );
+        assert!(thread_close(r#"}, execution_thread="sparsecore""#));
+        assert!(thread_close(r#"  } ,execution_thread="main"  "#));
+        assert!(!thread_close(r#"}, execution_thread="a"b""#));
+        assert!(!thread_close(r#"}, other="x""#));
+        // a line nested deeper than the reader takes is handed back; the thread closes
+        let deep = r#"  %d = f32[] add(%a, %b), backend_config={"a":{"b":{"c":[{"d":[1]}]}}}"#;
+        assert!(matches!(line(deep), Line::Other));
+        let root = "  ROOT %s = f32[] add(%a, %b), metadata={op_name=\"x\"}\n}";
+        let text = OK.replace(root, &format!("{deep}\n{root}, execution_thread=\"s\""));
+        check_text(&text, &table(), |c| {
+            let c = c.unwrap_or_else(|e| panic!("{e:?}"));
+            assert_eq!(c.modules[0][0], ("add", false, 4));
+            assert_eq!((c.rewritten.len(), c.rewritten[0].name), (1, "d"));
+        });
+    }
+
+    #[test]
     fn takes_comments_out_as_python_does() {
         assert_eq!(uncommented("a /*x*/b // y").as_deref(), Some("a b "));
         assert_eq!(
@@ -762,30 +894,29 @@ FileNames
     #[test]
     fn gives_up_on_what_it_does_not_model_or_what_fails() {
         let cases = [
-            ("%c = f32[] constant(0)", "%c = f32[] negate(%p)"), // an opcode not classed
             ("%c = f32[] constant(0)", "%c = f32[] add(%z, %p)"), // an undefined operand
             ("%c = f32[] constant(0)", "%p = f32[] constant(0)"), // a name given twice
             ("%c = f32[] constant(0)", "ROOT %c = f32[] constant(0)"), // two ROOTs
             ("%c = f32[] constant(0)", "%c = f32[] parameter(2)"), // a gap in the numbers
             ("%c = f32[] constant(0)", "%c = f32[] parameter(+1)"), // a number Python reads
             ("%c = f32[] constant(0)", "%c = f32[] add(%p#0, %p)"), // a tuple element
-            ("%c = f32[] constant(0)", "  // a comment"),        // a line Python reads
-            ("to_apply=%add", "to_apply=%nope"),                 // an unknown callee
-            ("to_apply=%add", "to_apply={%add, %nope}"),         // a list naming an unknown one
-            ("to_apply=%add", "to_apply={%add}, to_apply=%add"), // a call key twice
-            ("to_apply=%add", "to_apply=(%add)"),                // call keys Python reads
-            ("ENTRY %main", "ENTRY %add"),                       // a computation twice
-            ("%add (a", "ENTRY %add (a"),                        // two ENTRYs
-            ("HloModule m, entry", "HloModule m, (entry"),       // a header Python continues
+            ("%c = f32[] constant(0)", "  // a comment"),         // a line Python reads
+            ("to_apply=%add", "to_apply=%nope"),                  // an unknown callee
+            ("to_apply=%add", "to_apply={%add, %nope}"),          // a list naming an unknown one
+            ("to_apply=%add", "to_apply={%add}, to_apply=%add"),  // a call key twice
+            ("to_apply=%add", "to_apply=(%add)"),                 // call keys Python reads
+            ("ENTRY %main", "ENTRY %add"),                        // a computation twice
+            ("%add (a", "ENTRY %add (a"),                         // two ENTRYs
+            ("HloModule m, entry", "HloModule m, (entry"),        // a header Python continues
             ("HloModule m, entry", "HloModule m, /*(*/ /*entry"), // an open comment
             ("\n\nENTRY", "\n%f (p: f32[]) -> f32[] {\n}\nENTRY"), // an empty computation
             ("\n\nENTRY", "\n%f (p: (f32[])) -> f32[] { // x\nENTRY"), // a header Python reads
-            ("\n\nENTRY", "\n%f {\n}\nENTRY"),                   // an empty bare one
+            ("\n\nENTRY", "\n%f {\n}\nENTRY"),                    // an empty bare one
             (
                 "\n\nENTRY",
                 "\nENTRY g {\n  %x = f32[] parameter(0)\n}\nENTRY",
             ), // two ENTRYs
-            ("\n\nENTRY", "\n%f x {\n}\nENTRY"),                 // a header Python reads
+            ("\n\nENTRY", "\n%f x {\n}\nENTRY"),                  // a header Python reads
         ];
         for (from, to) in cases {
             assert!(OK.contains(from), "{from}");

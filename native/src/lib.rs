@@ -249,6 +249,8 @@ mod python {
     /// A signature (opcode, shape, the attribute items the value checks read, literal or
     /// None, the operands' shape texts).
     type Sig = (String, String, String, Option<String>, Vec<String>);
+    /// An instruction of an opcode Python decides: (opcode, shape, its operands' (opcode, shape)).
+    type Decided = (String, String, Vec<(String, String)>);
     /// Per module its computations (name, ENTRY, instruction count).
     type Modules = Vec<Vec<(String, bool, usize)>>;
     /// An instruction of a commented line: (module, computation, line, name, opcode, shape,
@@ -305,6 +307,7 @@ mod python {
         Vec<Sig>,
         Vec<Again>,
         Option<StatsCounts>,
+        Vec<Decided>,
     );
 
     fn owned(v: &[&str]) -> Vec<String> {
@@ -359,8 +362,9 @@ mod python {
 
     /// validate's structural checks (`check.rs`): (None, the modules as seen, the distinct
     /// value signatures Python checks, the instructions of commented lines, and with
-    /// `count` what `stats` reads (2: per computation too), else None), or (why it gave up
-    /// and where, [], [], [], None): Python then validates. `classes`: opcode -> 1 (no value check) or 2 (value
+    /// `count` what `stats` reads (2: per computation too), else None, the instructions of
+    /// opcodes Python decides: (opcode, shape, operands' (opcode, shape))), or (why it gave
+    /// up and where, [], [], [], None, []): Python then validates. `classes`: opcode -> 1 (no value check) or 2 (value
     /// checks); others are Python's to decide. `keys`: the attribute keys the value checks
     /// read.
     #[pyfunction]
@@ -394,6 +398,7 @@ mod python {
                         Vec::new(),
                         Vec::new(),
                         None,
+                        Vec::new(),
                     ),
                     Ok(c) => (
                         None,
@@ -433,6 +438,19 @@ mod python {
                             })
                             .collect(),
                         c.counted.as_ref().map(|c| counts(c, count > 1)),
+                        c.decided
+                            .iter()
+                            .map(|d| {
+                                let operands = d.operands.iter();
+                                (
+                                    d.opcode.to_string(),
+                                    d.shape.to_string(),
+                                    operands
+                                        .map(|&(o, s)| (o.to_string(), s.to_string()))
+                                        .collect(),
+                                )
+                            })
+                            .collect(),
                     ),
                 })
             })

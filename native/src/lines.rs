@@ -82,7 +82,7 @@ pub(crate) fn blanks(b: &[u8], mut i: usize) -> usize {
 }
 
 /// A string `"..."` at `i` (escapes; not past the line): its end.
-fn string(b: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     while i < b.len() {
         match b[i] {
