@@ -205,7 +205,7 @@ def test_checks_beside_the_scan_answer_as_run_alone_and_leave_forking_possible()
     import os
 
     from hloscope._speed import process
-    from hloscope.parser.fast.checks import Beside, compiled_checks
+    from hloscope.parser.fast.beside import Beside, compiled_checks
 
     text = next(t for label, t in collect() if label.endswith("llm_v5p_16.hlo.txt"))
     alone = compiled_checks(text)

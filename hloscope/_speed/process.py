@@ -42,7 +42,7 @@ def no_helpers() -> None:
     _helpers["allowed"] = False
 
 
-# Native ids of helper threads joined already (parser.fast.checks.Beside): their work is
+# Native ids of helper threads joined already (parser.fast.beside.Beside): their work is
 # done and they hold no lock, but the kernel may list them a moment longer while they exit.
 _joined: set[str] = set()
 

@@ -32,9 +32,9 @@ def _counted_early(path: Path, every: bool,
     load_file): from the compiled checks' one pass (hloscope.stats.table) where they answer,
     else, with `halves`, on two cores (hloscope.stats.halves)."""
     from hloscope.parser import ParseError
+    from hloscope.parser.fast.beside import Beside
     from hloscope.parser.files import read
     from hloscope.parser.load import decode
-    from hloscope.stats.table import stats_of_text
 
     note_file(path)
     try:
@@ -42,8 +42,13 @@ def _counted_early(path: Path, every: bool,
         text = decode(data, str(path))
     except ParseError as e:
         fail_located(e)
+    # the compiled pass starts now, on a thread of its own, and the rest of stats is
+    # imported while it runs (the pass holds no interpreter lock)
+    beside = Beside(text, 2 if every else 1)
+    from hloscope.stats.table import stats_of_text
+
     with parsing_notice(path, False):
-        counted = stats_of_text(text, str(path), every)
+        counted = stats_of_text(text, str(path), every, beside)
         if counted is None and halves:
             from hloscope.stats.halves import stats_in_halves
 

@@ -4,8 +4,12 @@ message in XLA's parser's or verifier's words, or None."""
 
 from __future__ import annotations
 
-from hloscope.ir import Instruction
+from typing import TYPE_CHECKING
+
 from hloscope.ir.opcodes import BINARY_SAME_SHAPE, OPERAND_COUNTS, UNARY_ELEMENTWISE
+
+if TYPE_CHECKING:  # (the tables below are read without the IR: hloscope.parser.fast.beside)
+    from hloscope.ir import Instruction
 
 
 # ops on arrays that make an array: a tuple shape on one, or a tuple operand of one, is refused
@@ -21,6 +25,14 @@ SHAPE_CHECKED = ARRAY_RESULT | {"reduce", "get-tuple-element"}
 ARITY_CHECKED = frozenset(OPERAND_COUNTS) | {
     "replica-id", "partition-id", "tuple", "dot", "reduce-window", "reduce", "scatter",
     "dynamic-slice", "dynamic-update-slice", "conditional", "concatenate"}
+
+# the opcodes validate's value_problem checks anything of, and the attribute keys it reads
+# (no other: tests/test_native_checks.py watches every read it makes over the corpus); the
+# generic async ops, which validate checks against their operand's opcode
+VALUE_CHECKED = ARITY_CHECKED | SHAPE_CHECKED | UNARY_ELEMENTWISE | {"compare", "constant"}
+VALUE_KEYS = ("branch_computations", "dimensions", "direction", "type", "index", "dim_labels",
+              "lhs_contracting_dims", "lhs_batch_dims", "rhs_contracting_dims", "rhs_batch_dims")
+ASYNC_PHASES = frozenset({"async-start", "async-update", "async-done"})
 
 
 def arity(instr: Instruction, seen: dict[str, Instruction]) -> str | None:

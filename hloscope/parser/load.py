@@ -178,7 +178,7 @@ def _scanned_beside(text: str, path: str,
     memory then stays in the thread's malloc arena (19 MB on a 31 MB dump), so lint, whose
     checks go to a forked child anyway, does not ask for it."""
     from hloscope._speed.process import may_help
-    from hloscope.parser.fast.checks import Beside
+    from hloscope.parser.fast.beside import Beside
     from hloscope.parser.fast.native import available
 
     beside = Beside(text) if beside and may_help() and available() is not None else None

@@ -25,7 +25,10 @@ from hloscope.ir.opcodes import (
 )
 from hloscope.parser.consistency import (
     ARITY_CHECKED,
+    ASYNC_PHASES,
     SHAPE_CHECKED,
+    VALUE_CHECKED,
+    VALUE_KEYS,
     arity,
     int_or_none,
     shape_problem,
@@ -236,12 +239,7 @@ def value_problem(instr: Instruction, seen: dict[str, Instruction],
     return problem
 
 
-# the opcodes value_problem checks anything of, and the attribute keys it reads (no other:
-# tests/test_native_checks.py watches every read it makes over the corpus)
-VALUE_CHECKED = ARITY_CHECKED | SHAPE_CHECKED | UNARY_ELEMENTWISE | {"compare", "constant"}
-VALUE_KEYS = ("branch_computations", "dimensions", "direction", "type", "index", "dim_labels",
-              "lhs_contracting_dims", "lhs_batch_dims", "rhs_contracting_dims", "rhs_batch_dims")
-_ASYNC_PHASES = frozenset({"async-start", "async-update", "async-done"})
+_ASYNC_PHASES = ASYNC_PHASES  # (VALUE_CHECKED and VALUE_KEYS: hloscope.parser.consistency)
 # the reducing collectives, whose global device ids XLA's parser ties to a channel
 _GLOBAL_IDS_NEED_CHANNEL = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
 

@@ -22,8 +22,8 @@ from hloscope.cost.library import is_library_call
 from hloscope.cost.memory import _NOT_ALLOCATED, memory_total
 from hloscope.ir import Instruction, Module
 from hloscope.ir.opcodes import ASYNC_LATER, OPCODES, async_shorthand
+from hloscope.parser.fast.beside import Beside
 from hloscope.parser.fast.checks import (
-    Beside,
     _fails,
     _problem,
     _shape,
@@ -46,15 +46,22 @@ class _Unsure(Exception):
     """The counts cannot stand for the parsed module's: parse it."""
 
 
-def stats_of_text(text: str, path: str, every: bool) -> list[dict[str, Any]] | None:
+def stats_of_text(text: str, path: str, every: bool,
+                  beside: Beside | None = None) -> list[dict[str, Any]] | None:
     """The stats records of every module of `text` (as `ModuleStats.to_dict()` holds them;
-    `every`: with the per-computation list), or None (the caller parses the text)."""
+    `every`: with the per-computation list), or None (the caller parses the text).
+    `beside`: the pass, started already at the level `every` asks (`stats_level`)."""
     native = available()
     if native is None or not hasattr(native, "line_texts"):
+        if beside is not None:
+            beside.answer()  # (joined: the caller may fork next)
         return None
     # the pass runs without the interpreter lock: meanwhile this core reads the commented
     # lines, which the parse's line scanner reads and the pass hands back to compare
-    beside = Beside(text, 2 if every else 1)
+    if beside is None or beside.level != stats_level(every):
+        if beside is not None:
+            beside.answer()  # (another level's: not this run's)
+        beside = Beside(text, stats_level(every))
     early = _commented_lines(text)
     found = beside.answer()
     if found is None:
@@ -70,6 +77,11 @@ def stats_of_text(text: str, path: str, every: bool) -> list[dict[str, Any]] | N
                         counted, early)
     except Exception:  # noqa: BLE001 - anything unexpected: the parse decides
         return None
+
+
+def stats_level(every: bool) -> int:
+    """The count level of the compiled pass `stats_of_text` reads (2: per computation)."""
+    return 2 if every else 1
 
 
 def _wraps(opcode: str) -> bool:

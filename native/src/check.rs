@@ -26,7 +26,7 @@
 //! parameter number that is not plain decimal digits, and any failed check.
 
 use crate::count::{bump, Groups, Merged, Tally};
-use crate::lines::{each_item, line, Line, CALL_KEYS};
+use crate::lines::{each_item, line, split_lines, Line, CALL_KEYS};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -77,6 +77,8 @@ const SECTIONS: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "Sta
 pub struct Table<'t> {
     pub classes: Map<&'t str, Class>,
     pub keys: Set<&'t str>,
+    /// `key=` of each key (`marks`): an attribute list without any holds no item of one.
+    pub marks: Vec<memchr::memmem::Finder<'static>>,
     /// Count what `stats` reads too (`Checked::counted`).
     pub count: bool,
 }
@@ -216,11 +218,23 @@ struct Module<'a> {
     entries: usize,
 }
 
-/// The items of an attribute list whose keys are in `keys`, each `, key=value` as printed.
-fn items_of<'a>(attrs: &'a str, keys: &Set<&str>) -> Option<Vec<&'a str>> {
+/// The finders of `key=` for each key (`Table::marks`).
+pub fn marks<K: AsRef<str>>(keys: &[K]) -> Vec<memchr::memmem::Finder<'static>> {
+    keys.iter()
+        .map(|k| memchr::memmem::Finder::new(&format!("{}=", k.as_ref())).into_owned())
+        .collect()
+}
+
+/// The items of an attribute list whose keys are in `keys` (`marks`: their `key=`), each
+/// `, key=value` as printed.
+fn items_of<'a>(
+    attrs: &'a str,
+    keys: &Set<&str>,
+    marks: &[memchr::memmem::Finder<'static>],
+) -> Option<Vec<&'a str>> {
     let mut out = Vec::new();
-    if !keys.iter().any(|k| attrs.contains(k)) {
-        return Some(out); // (no key's text anywhere: no item of one, without reading them)
+    if !marks.iter().any(|m| m.find(attrs.as_bytes()).is_some()) {
+        return Some(out); // (no `key=` anywhere: no item of one, without reading them)
     }
     let mut start: Option<usize> = None;
     each_item(attrs, 0, |comma, key, value| {
@@ -477,11 +491,25 @@ pub fn check_text<R>(
     table: &Table,
     then: impl FnOnce(Result<Checked<'_>, (&'static str, usize)>) -> R,
 ) -> R {
-    // the lines rewritten for the reader, by index (few: the others are read as they are)
-    let mut again: Map<usize, String> = text
-        .split('\n')
-        .enumerate()
-        .filter_map(|(k, s)| {
+    // the lines rewritten for the reader, by index (few: the others are read as they are),
+    // among those holding what a rewrite takes out (found over the whole text at once)
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+        .collect();
+    let b = text.as_bytes();
+    let mut marked: Vec<usize> = memchr::memmem::find_iter(b, "/*")
+        .chain(memchr::memmem::find_iter(b, "//"))
+        .chain(memchr::memchr_iter(b'\'', b))
+        .chain(memchr::memmem::find_iter(b, ") %"))
+        .map(|at| starts.partition_point(|&s| s <= at) - 1)
+        .collect();
+    marked.sort_unstable();
+    marked.dedup();
+    let mut again: Map<usize, String> = marked
+        .into_iter()
+        .filter_map(|k| {
+            let end = starts.get(k + 1).map_or(text.len(), |e| e - 1);
+            let s = &text[starts[k]..end];
             match uncommented(s) {
                 Some(u) => Some(untyped(&u).unwrap_or(u)),
                 None => untyped(s),
@@ -493,8 +521,7 @@ pub fn check_text<R>(
     if !matches!(first, Err((why, _)) if why == PYTHON_LINE) {
         return then(first);
     }
-    let deep: Vec<(usize, String)> = text
-        .split('\n')
+    let deep: Vec<(usize, String)> = split_lines(text)
         .enumerate()
         .filter(|(k, s)| !again.contains_key(k) && matches!(line(s), Line::Other))
         .filter_map(|(k, s)| shallow(s).map(|r| (k, r)))
@@ -564,7 +591,7 @@ fn checked<'a>(
     let mut decided: Set<Decided<'a>> = Set::default();
     let mut counted: Option<Counted<'a>> = table.count.then(Counted::default);
     let mut read_again: Vec<Rewritten<'a>> = Vec::new();
-    for (k, raw) in text.split('\n').enumerate() {
+    for (k, raw) in split_lines(text).enumerate() {
         *at = k + 1;
         let rewritten = again.get(&k);
         let s: &'a str = rewritten.map_or(raw, String::as_str);
@@ -641,7 +668,8 @@ fn checked<'a>(
                     signatures.insert(Signature {
                         opcode: f.opcode,
                         shape: f.shape,
-                        attrs: items_of(f.attrs, &table.keys).ok_or("attributes not read")?,
+                        attrs: items_of(f.attrs, &table.keys, &table.marks)
+                            .ok_or("attributes not read")?,
                         literal: f.literal,
                         operand_shapes,
                     });
@@ -775,6 +803,7 @@ mod tests {
                 .chain(value.iter().map(|&o| (o, Class::Value)))
                 .collect(),
             keys: ["dimensions", "index"].into_iter().collect(),
+            marks: marks(&["dimensions", "index"]),
             count: true,
         }
     }
@@ -977,11 +1006,16 @@ FileNames
     #[test]
     fn keeps_the_items_the_checks_read() {
         let keys = ["dimensions", "index"].into_iter().collect();
+        let m = marks(&["dimensions", "index"]);
         let items = items_of(
             ", index=1, metadata={a=\", dimensions=\"}, dimensions={0,1} ",
             &keys,
+            &m,
         );
         assert_eq!(items, Some(vec![", index=1", ", dimensions={0,1} "]));
-        assert_eq!(items_of(", index", &keys), None); // (not items)
+        assert_eq!(items_of(", index=", &keys, &m), None); // (not items)
+                                                           // no `key=` anywhere: none of its items, the list not read
+        let none = ", metadata={op_name=\"index dimensions\"}";
+        assert_eq!(items_of(none, &keys, &m), Some(vec![]));
     }
 }

@@ -149,7 +149,7 @@ mod python {
         use pyo3::types::PyString;
         use std::collections::HashMap;
         let out = PyList::empty(py);
-        let split: Vec<&str> = text.split('\n').collect();
+        let split: Vec<&str> = crate::lines::split_lines(text).collect();
         let read: Vec<Line> =
             py.allow_threads(|| guarded(|| split.iter().map(|s| line(s)).collect()))?;
         // one Python string per distinct text: an operand is the name its instruction was
@@ -387,6 +387,7 @@ mod python {
                 })
                 .collect(),
             keys: keys.iter().map(String::as_str).collect(),
+            marks: crate::check::marks(&keys),
             count: count > 0,
         };
         py.allow_threads(|| {

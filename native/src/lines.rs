@@ -61,6 +61,41 @@ fn control(c: u8) -> bool {
     c < 0x09 || (0x0b..=0x1f).contains(&c) || c == 0x7f
 }
 
+/// The bytes `group` and `value` stop at (brackets, quotes, `/`, control characters, and
+/// for `value` its `,` and blanks): every other byte is passed over in one tight loop.
+const fn stops(extra: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b < 0x09 || (b >= 0x0b && b <= 0x1f) || b == 0x7f;
+        c += 1;
+    }
+    let always = b"\"()[]{}/'";
+    let mut k = 0;
+    while k < always.len() {
+        t[always[k] as usize] = true;
+        k += 1;
+    }
+    let mut k = 0;
+    while k < extra.len() {
+        t[extra[k] as usize] = true;
+        k += 1;
+    }
+    t
+}
+
+const GROUP_STOPS: [bool; 256] = stops(b"");
+const VALUE_STOPS: [bool; 256] = stops(b", \t");
+
+/// The first byte at or after `i` that `table` stops at (or the end).
+fn skip(b: &[u8], mut i: usize, table: &[bool; 256]) -> usize {
+    while i < b.len() && !table[b[i] as usize] {
+        i += 1;
+    }
+    i
+}
+
 /// A name at `i`: its end.
 pub(crate) fn name(b: &[u8], i: usize) -> Option<usize> {
     if i < b.len() && name_start(b[i]) {
@@ -85,6 +120,7 @@ pub(crate) fn blanks(b: &[u8], mut i: usize) -> usize {
 pub(crate) fn string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     while i < b.len() {
+        i += memchr::memchr2(b'"', b'\\', &b[i..])?;
         match b[i] {
             b'"' => return Some(i + 1),
             b'\\' => {
@@ -114,6 +150,10 @@ fn group(b: &[u8], i: usize) -> Option<usize> {
     let (mut deepest, mut json) = (1usize, top == b'{');
     let mut j = i + 1;
     while j < b.len() {
+        j = skip(b, j, &GROUP_STOPS);
+        if j >= b.len() {
+            break;
+        }
         let c = b[j];
         match c {
             b'"' => {
@@ -150,6 +190,10 @@ fn group(b: &[u8], i: usize) -> Option<usize> {
 fn value(b: &[u8], mut i: usize) -> Option<usize> {
     let start = i;
     while i < b.len() {
+        i = skip(b, i, &VALUE_STOPS);
+        if i >= b.len() {
+            break;
+        }
         match b[i] {
             b',' => break,
             b' ' | b'\t' => {
@@ -305,6 +349,18 @@ pub(crate) fn shape(b: &[u8], i: usize) -> Option<usize> {
         j += 1;
     }
     Some(j)
+}
+
+/// The text's lines, as `text.split('\n')` gives them (a last empty one after a final
+/// newline), found with `memchr`.
+pub fn split_lines(text: &str) -> impl Iterator<Item = &str> {
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    let mut start = 0;
+    ends.map(move |end| {
+        let piece = &text[start..end];
+        start = end + 1;
+        piece
+    })
 }
 
 /// One line (no newline).

@@ -69,6 +69,7 @@ fn mutations_of_real_modules_never_panic() {
             })
             .collect(),
         keys: ["dimensions", "index", "direction"].into_iter().collect(),
+        marks: hloscope_native::check::marks(&["dimensions", "index", "direction"]),
         count: true,
     };
     let mut answered = 0u64;

@@ -17,18 +17,15 @@ counts) must be the scanned modules' own; any problem found anywhere sends the m
 
 from __future__ import annotations
 
-from functools import cache
-
 from hloscope.ir import Instruction, Module
 from hloscope.ir.opcodes import OPCODES, async_shorthand
 from hloscope.parser.attrs import parse_shape
 from hloscope.parser.errors import ParseError
-from hloscope.parser.fast.native import available
+from hloscope.parser.fast.beside import compiled_checks
 from hloscope.parser.reader import READER
 from hloscope.parser.validate import (
     _ASYNC_PHASES,
     VALUE_CHECKED,
-    VALUE_KEYS,
     _async,
     _computation,
     _generic_async,
@@ -36,14 +33,6 @@ from hloscope.parser.validate import (
     validate,
     value_problem,
 )
-
-
-@cache
-def _classes() -> list[tuple[str, int]]:
-    """(opcode, 1: no value check, or 2: value checks) for the opcodes validate checks
-    nothing else of (the generic async ops and the rest are left to validate)."""
-    return [(op, 2 if op in VALUE_CHECKED else 1) for op in sorted(OPCODES)
-            if op not in _ASYNC_PHASES]
 
 
 def validate_scanned(modules: list[Module], text: str, answer: tuple | None = None) -> None:
@@ -54,42 +43,6 @@ def validate_scanned(modules: list[Module], text: str, answer: tuple | None = No
         validate(modules, text)
 
 
-def compiled_checks(text: str, count: int = 0) -> tuple | None:
-    """The compiled pass's answer for `text` (None without the extension); `count`: 1 with
-    what `stats` reads, 2 with it per computation too (hloscope.stats.table)."""
-    native = available()
-    if native is None or not hasattr(native, "checks"):
-        return None
-    return native.checks(text, _classes(), VALUE_KEYS, count)
-
-
-class Beside:
-    """The compiled pass over a text (compiled_checks) run on a thread while the caller
-    works on the text: the pass holds no interpreter lock, so it takes the second core.
-    `answer()` waits for it (None also when the extension failed: the caller checks the
-    plain way)."""
-
-    def __init__(self, text: str, count: int = 0) -> None:
-        import threading
-
-        self.found: list = []
-        self.thread = threading.Thread(target=self._run, args=(text, count),
-                                       name="hloscope-checks")
-        self.thread.start()
-
-    def _run(self, text: str, count: int) -> None:
-        try:
-            self.found.append(compiled_checks(text, count))
-        except Exception:  # noqa: BLE001 - the extension's internal error: validate decides
-            self.found.append(None)
-
-    def answer(self) -> tuple | None:
-        from hloscope._speed.process import joined
-
-        self.thread.join()
-        if self.thread.native_id is not None:
-            joined(self.thread.native_id)  # (a child may be forked while it exits)
-        return self.found[0] if self.found else None
 
 
 def passed(modules: list[Module], text: str, answer: tuple | None = None) -> bool:

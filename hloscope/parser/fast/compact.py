@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hloscope._speed import regex_cache
 from hloscope.ir.instruction import NAME
 from hloscope.parser.fast.shapes import fast_shape, fast_shape_list
 from hloscope.parser.grammar.source import terminal_regex
@@ -25,31 +26,31 @@ MISSING = object()
 
 _INTS = r"[0-9]+(?:,[0-9]+)*"
 _SINTS = r"-?[0-9]+(?:,-?[0-9]+)*"
-_INT_LIST = re.compile(rf"\{{((?:{_SINTS})?)\}}")
-_GROUP_LIST = re.compile(rf"\{{((?:\{{(?:{_SINTS})?\}}(?:,\{{(?:{_SINTS})?\}})*)?)\}}")
-_GROUP = re.compile(r"\{([^{}]*)\}")
-_IOTA = re.compile(rf"\[({_INTS})\]<=\[({_INTS})\](?:T\(({_INTS})\))?")
+_INT_LIST = regex_cache.compile(rf"\{{((?:{_SINTS})?)\}}")
+_GROUP_LIST = regex_cache.compile(rf"\{{((?:\{{(?:{_SINTS})?\}}(?:,\{{(?:{_SINTS})?\}})*)?)\}}")
+_GROUP = regex_cache.compile(r"\{([^{}]*)\}")
+_IOTA = regex_cache.compile(rf"\[({_INTS})\]<=\[({_INTS})\](?:T\(({_INTS})\))?")
 # the mesh form as XLA prints it with no device_ids and no sub-axes:
 # mesh['axis_0'=2,'axis_1'=4] {'axis_0'} (its names plain: no escapes to read)
 _AXIS = r"'[A-Za-z0-9_]+'"
-_MESH = re.compile(rf"mesh\[({_AXIS}=[0-9]+(?:,{_AXIS}=[0-9]+)*)\] \{{({_AXIS}(?:,{_AXIS})*)\}}")
+_MESH = regex_cache.compile(rf"mesh\[({_AXIS}=[0-9]+(?:,{_AXIS}=[0-9]+)*)\] \{{({_AXIS}(?:,{_AXIS})*)\}}")
 _NAME = rf"%?{NAME}"
-_BOOLS = re.compile(rf"\{{((?:{_NAME})(?:,{_NAME})*)?\}}")
+_BOOLS = regex_cache.compile(rf"\{{((?:{_NAME})(?:,{_NAME})*)?\}}")
 # (a string as an unrolled loop: a run of plain characters at a time, not one alternation
 # per character, four times faster on metadata records)
 _FIELD = rf'({_NAME})=("[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"|-?[0-9]+|{_NAME})'
-_RECORD = re.compile(rf"\{{(?:{_FIELD}(?:(?:[ \t]*,[ \t]*|[ \t]+){_FIELD})*)?\}}")
-_FIELD_ITEM = re.compile(_FIELD)
-_PROGRAM = re.compile(r"\{\s*\((.*)\)\s*->\s*(.*?)\s*\}")
+_RECORD = regex_cache.compile(rf"\{{(?:{_FIELD}(?:(?:[ \t]*,[ \t]*|[ \t]+){_FIELD})*)?\}}")
+_FIELD_ITEM = regex_cache.compile(_FIELD)
+_PROGRAM = regex_cache.compile(r"\{\s*\((.*)\)\s*->\s*(.*?)\s*\}")
 _WINDOW_KEYS = ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal")
-_WINDOW = re.compile(r"\{((?:[a-z_]+=[-0-9_x]+)(?: [a-z_]+=[-0-9_x]+)*)?\}")
+_WINDOW = regex_cache.compile(r"\{((?:[a-z_]+=[-0-9_x]+)(?: [a-z_]+=[-0-9_x]+)*)?\}")
 # An aliasing list as the printer writes it: `{ {0}: (0, {}, may-alias), {1, 2}: (3, {0}) }`
 # (every token in it is an INT, a name, a comma, a colon or a bracket, so the grammar's
 # generic `braces` takes any text of this form).
 _INDEX = r"\{[ \t]*(?:[0-9]+(?:[ \t]*,[ \t]*[0-9]+)*)?[ \t]*\}"
 _ALIAS_ITEM = (rf"{_INDEX}[ \t]*:[ \t]*\([ \t]*[0-9]+[ \t]*,[ \t]*{_INDEX}"
                r"(?:[ \t]*,[ \t]*(?:may|must)-alias)?[ \t]*\)")
-_ALIASING = re.compile(rf"\{{[ \t]*(?:{_ALIAS_ITEM}(?:[ \t]*,[ \t]*{_ALIAS_ITEM})*)?[ \t]*\}}")
+_ALIASING = regex_cache.compile(rf"\{{[ \t]*(?:{_ALIAS_ITEM}(?:[ \t]*,[ \t]*{_ALIAS_ITEM})*)?[ \t]*\}}")
 # A flat MLIR attribute dictionary, as custom-calls print backend_config when it is not
 # JSON: `{attn_heads = 32 : i64, dropout_probability = 0.000000e+00 : f64, mode = "x"}`:
 # names, numbers, strings, `,` `:` `=` (each a token the grammar's `braces` takes).
@@ -58,14 +59,14 @@ _ALIASING = re.compile(rf"\{{[ \t]*(?:{_ALIAS_ITEM}(?:[ \t]*,[ \t]*{_ALIAS_ITEM}
 # match exponential (30 s for a 60-character value).
 _MLIR_TOKEN = (rf'{NAME}|-?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|-?[0-9]+(?![0-9A-Za-z_.])'
                r'|"[^"\\\n]*"|[,:=]')
-_MLIR_DICT = re.compile(rf"\{{[ \t]*+(?:(?>{_MLIR_TOKEN})[ \t]*+)*+\}}")
+_MLIR_DICT = regex_cache.compile(rf"\{{[ \t]*+(?:(?>{_MLIR_TOKEN})[ \t]*+)*+\}}")
 # Untyped values (the grammar's `generic`) whose printed form a pattern proves the grammar
 # takes: checked without loading Lark (a caller asking for the value still gets its tree).
 _ACCEPTED = {"input_output_alias": _ALIASING, "output_to_operand_aliasing": _ALIASING,
              "backend_config": _MLIR_DICT}
-_SLICES = re.compile(r"\{((?:\[-?[0-9]+:-?[0-9]+(?::-?[0-9]+)?\])(?:, \[-?[0-9]+:-?[0-9]+(?::-?[0-9]+)?\])*)?\}")
-_SLICE = re.compile(r"\[(-?[0-9]+):(-?[0-9]+)(?::(-?[0-9]+))?\]")
-_SHARDING = re.compile(rf"\{{(replicated|manual|unknown|maximal device=([0-9]+)"
+_SLICES = regex_cache.compile(r"\{((?:\[-?[0-9]+:-?[0-9]+(?::-?[0-9]+)?\])(?:, \[-?[0-9]+:-?[0-9]+(?::-?[0-9]+)?\])*)?\}")
+_SLICE = regex_cache.compile(r"\[(-?[0-9]+):(-?[0-9]+)(?::(-?[0-9]+))?\]")
+_SHARDING = regex_cache.compile(rf"\{{(replicated|manual|unknown|maximal device=([0-9]+)"
                        rf"|devices={_IOTA.pattern}( last_tile_dim_replicate)?)\}}")
 
 

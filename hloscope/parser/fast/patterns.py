@@ -74,7 +74,7 @@ _INSTRUCTION = (
 LINE = regex_cache.compile(rf"^(?:{_INSTRUCTION}|{_HEADER_BODY}|(\}})[ \t]*|[ \t]*)$", re.M)
 HEAD_GROUP, CLOSE_GROUP = 11, LINE.groups
 # One typed operand of group 7: its shape text and its name.
-TYPED_ITEM = re.compile(rf"({_SHAPE})[ \t]+%?({_BARE})")
+TYPED_ITEM = regex_cache.compile(rf"({_SHAPE})[ \t]+%?({_BARE})")
 # An instruction line LINE takes is one the whole-line check takes when its group 9
 # (if any) is a value and the attributes after it.
 TAIL = regex_cache.compile(rf"{_VALUE}(?:,[ \t]*{_BARE}={_VALUE})*[ \t]*")
@@ -86,9 +86,9 @@ for _ in range(8):
 _SPLIT_VALUE = rf"(?:[^,()\[\]{{}}\"'/\n]++|{_STR}|[(\[{{](?:{_ANY_PAIR})*+[)\]}}])++"
 ATTR_ITEM = regex_cache.compile(rf",[ \t]*({_BARE})=({_SPLIT_VALUE})")
 PARAM_ITEM = regex_cache.compile(_PARAM)
-OPERAND_SEP = re.compile(r",[ \t]*")
-CONTROL = re.compile(f"[{_CTRL}]")
-BLANK_KEY = re.compile(r"[ \t]" + _KEY_AHEAD)
+OPERAND_SEP = regex_cache.compile(r",[ \t]*")
+CONTROL = regex_cache.compile(f"[{_CTRL}]")
+BLANK_KEY = regex_cache.compile(r"[ \t]" + _KEY_AHEAD)
 
 
 @cache
@@ -132,7 +132,7 @@ def seek_attrs(attr_text: str, keys: Collection[str], most: int, start: int = 0)
 
 # `replica_groups=mesh[...], device_ids=(...) {...}`: XLA prints the mesh's device order
 # after a comma, inside the one value.
-MESH_DEVICES_AHEAD = re.compile(r",[ \t]*device_ids=\(")
+MESH_DEVICES_AHEAD = regex_cache.compile(r",[ \t]*device_ids=\(")
 
 
 def split_attr_text(attr_text: str) -> dict[str, str]:
@@ -156,7 +156,7 @@ def join_mesh_devices(attrs: dict[str, str]) -> dict[str, str]:
     return out
 
 
-_INNERMOST = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
+_INNERMOST = regex_cache.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 
 
 def top_level_blank(value: str) -> bool:
