@@ -334,3 +334,27 @@ def test_temporaries_go_into_the_outputs_in_the_order_that_leaves_less_live():
     wide = entries["zoo_transformer_train_wide_v5p"]
     r = memory(load(FIXTURES / wide["file"])[0], chip=get_chip("v5p"))
     assert r.hbm_bytes == wide["memory_analysis"]["peak_memory_in_bytes"]
+
+
+def test_the_live_bytes_of_one_space_are_those_of_the_walk_over_all():
+    """live_in (what placement compares its two orders by) equals live_per_space's list of
+    that space, on real compiles with several memory spaces and loops (and zeros for a
+    space the walk has nothing in)."""
+    from pathlib import Path
+
+    from hloscope.cost.chips import platform_of
+    from hloscope.cost.liveness import _Walk
+    from hloscope.parser import load
+
+    root = Path(__file__).resolve().parents[1] / "fixtures"
+    checked = 0
+    for path in sorted((root / "memory").glob("*.hlo.txt"))[:6] + [root / "tpu" / "llm_v5p_big.hlo.txt"]:
+        for module in load(path):
+            walk = _Walk(module, module.entry, platform=platform_of(module))
+            walk.run()
+            per_space = walk.live_per_space()
+            for space, live in per_space.items():
+                assert walk.live_in(space) == live, (path.name, space)
+                checked += 1
+            assert walk.live_in(99) == [0] * (len(module.entry.instructions) + 1)
+    assert checked >= 8

@@ -68,3 +68,30 @@ def test_mutants_answered_only_where_the_parse_gives_the_same():
         assert want is not None, f"{label}: answered, but the parse refuses it"
         assert got == want, label
     assert answered >= 150
+
+
+def test_the_pass_starts_before_the_ir_is_imported():
+    """`stats` starts the compiled pass as soon as the file is read and imports the rest
+    while it runs: the module that starts it loads neither the IR's classes nor the
+    parser's value checks, and a pass started early answers as one started late."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, hloscope.parser.fast.beside; "
+            "print(sorted(m for m in sys.modules if m in ('hloscope.ir.instruction', "
+            "'hloscope.ir.computation', 'hloscope.parser.validate', 'hloscope.parser.attrs')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]", done.stdout
+
+    from hloscope.parser.fast.beside import Beside
+    from hloscope.stats.table import stats_level, stats_of_text
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "tpu" / "llm_v5p_big.hlo.txt"
+    text = path.read_text()
+    early = Beside(text, stats_level(False))
+    assert stats_of_text(text, str(path), False, early) == stats_of_text(text, str(path), False)
+    other = Beside(text, stats_level(True))  # (a pass at another level: not used, joined)
+    assert stats_of_text(text, str(path), False, other) == stats_of_text(text, str(path), False)
+    assert not other.thread.is_alive()

@@ -61,7 +61,7 @@ def place_in_outputs(walk: _Walk) -> None:
         placed, moved = _assign(outputs, temps, list(order), held, ids, number, walk.touching)
         saved = {step: walk.inner[step] for step in moved}  # (a moved step runs a callee: its peaks)
         _apply(walk, placed, moved, "in output")
-        peak = max(walk.live_per_space().get(0) or [0])
+        peak = max(walk.live_in(0), default=0)
         _apply(walk, placed, (), "temp")
         walk.inner.update(saved)
         if best is None or peak < best[0]:

@@ -123,8 +123,11 @@ def megacore(module) -> bool:
     TensorCores of a megacore chip. Of the real compiles in fixtures/, 75 of 79 for v5p carry
     one, none of the 99 for v5e, v6e (single-TensorCore chips) and v4 (as libtpu 0.0.42
     compiles it): a v5p, then, but still an assumption, said so."""
+    entry = module.entry  # (where the fusions that carry it are: asked first, the answer alike)
+    comps = [entry, *(c for c in module.computations if c is not entry)] if entry is not None \
+        else module.computations
     return any(i.may_contain("megacore_config") and "megacore_config" in (i.raw_attr("backend_config") or "")
-               for c in module.computations for i in c.instructions)
+               for c in comps for i in c.instructions)
 
 
 def resolve_chip(module, name: str | None = None) -> ChipChoice:

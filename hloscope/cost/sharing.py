@@ -41,12 +41,13 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
     same = [k for k, o in enumerate(operands) if o.shape.is_array and o.shape.dims == dims]
     if share_op:
         return same
-    if not same or not instr.called_computations:
+    calls = instr.calls()
+    if not same or not calls:
         return []
     kind = str(instr.attr("kind") or "")
     if kind not in ("kLoop", "kInput"):
         return []
-    callee = module.by_name.get(instr.called_computations[0])
+    callee = module.by_name.get(calls[0])
     if callee is None:
         return []
     params = {p.parameter_number: p for p in callee.instructions if p.opcode == "parameter"}
@@ -67,7 +68,8 @@ def gpu_fusion_shares(fusion: Instruction, k: int, operand: Instruction, module:
     if not (out.is_array and shape.is_array) or out.num_elements != shape.num_elements \
             or out.element_bits != shape.element_bits:
         return False
-    callee = module.by_name.get(fusion.called_computations[0]) if fusion.called_computations else None
+    calls = fusion.calls()
+    callee = module.by_name.get(calls[0]) if calls else None
     root = callee.root if callee is not None else None
     if root is None or (root.opcode == "tuple") != (index is not None):
         return False
@@ -174,12 +176,14 @@ def in_place(instr: Instruction, module: Module) -> list[tuple[int, int]]:
         if len(instr.operands) == 1:
             return [(0, 0)]
         return list(zip(leaf_offsets(instr.shape)[:-1], range(len(instr.operands))))
-    if instr.opcode != "fusion" or not instr.called_computations:
+    calls = instr.calls() if instr.opcode == "fusion" else ()
+    if not calls:
         return []
-    callee = module.by_name.get(instr.called_computations[0])
+    callee = module.by_name.get(calls[0])
     root = callee.root if callee is not None else None
-    if root is None:
-        return []
+    if root is None or (root.opcode == "tuple" and not any(
+            i.opcode in UPDATES for i in callee.instructions)):
+        return []  # (no update among a multi-output fusion's ops: its outputs not looked up)
     outputs = ([callee.by_name.get(o) for o in root.operands] if root.opcode == "tuple" else [root])
     offsets = leaf_offsets(instr.shape) if root.opcode == "tuple" else [0, 1]
     pairs = []

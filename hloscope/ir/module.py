@@ -22,6 +22,7 @@ class Module:
     _by_name: dict[str, Computation] | None = None
     _entry: tuple[int, Computation | None] | None = None  # (len(computations), entry)
     _fused: tuple[int, frozenset[str]] | None = None  # (len(computations), names)
+    _opcodes: tuple[int, frozenset[str]] | None = None  # (len(computations), opcodes)
 
     @property
     def by_name(self) -> dict[str, Computation]:
@@ -55,10 +56,17 @@ class Module:
         """The header's `input_output_alias={...}` text (donated parameters), or ''."""
         return str(self.attrs.get("input_output_alias") or "")
 
-    def opcodes(self) -> set[str]:
-        """The distinct opcodes of its instructions (a set built at C speed: for questions
-        about the module as a whole, asked of a few dozen opcodes, not every instruction)."""
-        return {i.opcode for c in self.computations for i in c.instructions}
+    def opcodes(self) -> frozenset[str]:
+        """The distinct opcodes of its instructions (for questions about the module as a
+        whole, asked of a few dozen opcodes, not every instruction), computed once per set
+        of computations as fusion_computations is (the IR is not edited after parsing; the
+        parse asks once its tuple elements are expanded, then wraps async shorthand in
+        computations of their own): the stage, the collectives and the bounds ask again."""
+        kept = self._opcodes
+        if kept is None or kept[0] != len(self.computations):
+            kept = self._opcodes = (len(self.computations), frozenset(
+                {i.opcode for c in self.computations for i in c.instructions}))
+        return kept[1]
 
     def fusion_computations(self) -> frozenset[str]:
         """Names of computations called by fusion instructions (computed once per
@@ -69,7 +77,7 @@ class Module:
                 for c in self.computations
                 for i in c.instructions
                 if i.opcode == "fusion"
-                for name in i.called_computations
+                for name in i.calls()
             )
             self._fused = (len(self.computations), names)
         return self._fused[1]

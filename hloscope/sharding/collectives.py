@@ -251,7 +251,8 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     fusion_comps = module.fusion_computations()
     # (an async-start's wrapped computation, or a `<op>-start` shorthand's: its collective is the start's)
     wrapped = {c for i in module.instructions()
-               if i.opcode == "async-start" or async_shorthand(i.opcode) for c in i.called_computations}
+               if i.opcode == "async-start" or async_shorthand(i.opcode) for c in i.called_computations
+               } if any(op == "async-start" or async_shorthand(op) for op in module.opcodes()) else set()
     for comp in module.computations:
         if comp.name in wrapped:
             continue
