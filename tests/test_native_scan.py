@@ -244,8 +244,8 @@ def test_the_native_line_reader_shares_one_string_per_name():
 def test_the_native_line_reader_takes_the_headers_and_braces_line_takes(path):
     """Every computation header and closing brace of a real module that the whole-line
     pattern takes, the compiled reader takes too (the line scanner read each, slower), with
-    the fields LINE's groups hold."""
-    from hloscope.parser.fast.patterns import CLOSE_GROUP, HEAD_GROUP, LINE
+    the fields LINE's groups hold, and the parameters PARAM_ITEM reads from them."""
+    from hloscope.parser.fast.patterns import CLOSE_GROUP, HEAD_GROUP, LINE, PARAM_ITEM
 
     raw = path.read_text(encoding="utf-8").split("\n")
     items = native.lines("\n".join(raw))
@@ -260,7 +260,8 @@ def test_the_native_line_reader_takes_the_headers_and_braces_line_takes(path):
         else:
             entry, name, params, result = (m.group(HEAD_GROUP) is not None, *m.group(
                 HEAD_GROUP + 1, HEAD_GROUP + 2, CLOSE_GROUP - 1))
-            assert item[1:] == (entry, name, params, result), text
+            assert item[1:5] == (entry, name, params, result), text
+            assert [tuple(p) for p in item[5]] == PARAM_ITEM.findall(params), text
             heads += 1
     assert heads == closes > 10
 

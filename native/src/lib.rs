@@ -142,7 +142,8 @@ mod python {
     /// instruction it is: (line, indent, root, name, shape, opcode, operands, literal or
     /// None, attribute text, the typed operands' shape texts or None, the computations its
     /// call keys name or None where Python must read them); a computation
-    /// header's (line, entry, name, parameters' text, result shape); a closing brace's (line,).
+    /// header's (line, entry, name, parameters' text, result shape, its parameters' (name,
+    /// shape) pairs); a closing brace's (line,).
     #[pyfunction]
     fn lines<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         use crate::lines::{line, Line};
@@ -160,7 +161,14 @@ mod python {
             match l {
                 Line::Other => out.append(no)?,
                 Line::Close => out.append((no,))?,
-                Line::Header(h) => out.append((no, h.entry, h.name, h.params, h.result))?,
+                Line::Header(h) => {
+                    let params = PyList::empty(py);
+                    for (name, shape) in h.names.iter().zip(&h.shapes) {
+                        let name = intern(py, &mut strings, name);
+                        params.append((name, intern(py, &mut strings, shape)))?;
+                    }
+                    out.append((no, h.entry, h.name, h.params, h.result, params))?
+                }
                 Line::Instruction(f) => {
                     let name = intern(py, &mut strings, f.name);
                     let shape = intern(py, &mut strings, f.shape);

@@ -30,6 +30,8 @@ pub struct Header<'a> {
     pub result: &'a str,
     /// The parameters' shape texts, as PARAM_ITEM reads them from `params`.
     pub shapes: Vec<&'a str>,
+    /// The parameters' names (no `%`), as PARAM_ITEM reads them.
+    pub names: Vec<&'a str>,
 }
 
 pub struct Fields<'a> {
@@ -403,14 +405,16 @@ fn header(s: &str) -> Option<Header<'_>> {
     }
     let params_at = i + 1;
     let mut j = params_at;
-    let mut shapes = Vec::new();
+    let (mut shapes, mut names) = (Vec::new(), Vec::new());
     if j < b.len() && b[j] != b')' {
         loop {
             j = blanks(b, j);
             if j < b.len() && b[j] == b'%' {
                 j += 1;
             }
-            j = blanks(b, name(b, j)?);
+            let name_end = name(b, j)?;
+            names.push(&s[j..name_end]);
+            j = blanks(b, name_end);
             if j >= b.len() || b[j] != b':' {
                 return None;
             }
@@ -445,6 +449,7 @@ fn header(s: &str) -> Option<Header<'_>> {
         params: &s[params_at..params_end],
         result: &s[result_at..result_end],
         shapes,
+        names,
     })
 }
 
@@ -612,6 +617,7 @@ mod tests {
             ("p.1: f32[2]{0}, %q: (s32[], u8[0]{0})", "f32[2]{0}")
         );
         assert_eq!(h.shapes, ["f32[2]{0}", "(s32[], u8[0]{0})"]);
+        assert_eq!(h.names, ["p.1", "q"]);
         let Line::Header(h) = line("%f () -> bf16[8,128]{1,0:T(8,128)(2,1)} {  ") else {
             panic!("a header")
         };

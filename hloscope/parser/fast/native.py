@@ -82,6 +82,6 @@ def _frame(lines: _Lines, item: tuple, raw: list[str], at: int) -> None:
             return
     elif (lines.comp is None and lines.pending is None and lines.module is not None
           and item[2] not in _SECTIONS):
-        lines.open(item[2], item[1], item[3], item[4], lineno + at)
+        lines.open(item[2], item[1], item[3], item[4], lineno + at, item[5])
         return
     lines.feed([raw[lineno - 1]], lineno + at)  # the line scanner decides

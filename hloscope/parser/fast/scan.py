@@ -208,9 +208,12 @@ class _Lines:
                 continue
             self.line(s, lineno)
 
-    def open(self, name: str, is_entry: bool, params_text: str, result: str, lineno: int) -> Computation:
-        """Start the computation of a header `HEADER` has accepted."""
-        params = PARAM_ITEM.findall(params_text)
+    def open(self, name: str, is_entry: bool, params_text: str, result: str, lineno: int,
+             params: list[tuple[str, str]] | None = None) -> Computation:
+        """Start the computation of a header `HEADER` has accepted (`params`: its (name,
+        shape) pairs as PARAM_ITEM reads them, when the compiled reader read them)."""
+        if params is None:
+            params = PARAM_ITEM.findall(params_text)
         for _, t in params:
             self.shape(t)
         self.shape(result)
