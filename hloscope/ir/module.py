@@ -78,7 +78,7 @@ class Module:
                 for i in c.instructions
                 if i.opcode == "fusion"
                 for name in i.calls()
-            )
+            ) if "fusion" in self.opcodes() else frozenset()  # (a dump before fusion: no walk)
             self._fused = (len(self.computations), names)
         return self._fused[1]
 
