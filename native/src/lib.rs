@@ -146,16 +146,17 @@ mod python {
     /// shape) pairs); a closing brace's (line,).
     #[pyfunction]
     fn lines<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        use crate::check::Map;
         use crate::lines::{line, Line};
         use pyo3::types::PyString;
-        use std::collections::HashMap;
         let out = PyList::empty(py);
         let split: Vec<&str> = crate::lines::split_lines(text).collect();
         let read: Vec<Line> =
             py.allow_threads(|| guarded(|| split.iter().map(|s| line(s)).collect()))?;
         // one Python string per distinct text: an operand is the name its instruction was
         // given (one object, not a copy per use), and a layer's shapes and opcodes repeat
-        let mut strings: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
+        let mut strings: Map<&str, Bound<'py, PyString>> =
+            Map::with_capacity_and_hasher(split.len(), Default::default());
         for (k, l) in read.into_iter().enumerate() {
             let no = k + 1;
             match l {
@@ -195,7 +196,7 @@ mod python {
 
     fn intern<'py, 'a>(
         py: Python<'py>,
-        strings: &mut std::collections::HashMap<&'a str, Bound<'py, pyo3::types::PyString>>,
+        strings: &mut crate::check::Map<&'a str, Bound<'py, pyo3::types::PyString>>,
         s: &'a str,
     ) -> Bound<'py, pyo3::types::PyString> {
         strings
@@ -207,7 +208,7 @@ mod python {
     /// A tuple of the texts, each the one Python string of its text (`intern`).
     fn interned_tuple<'py, 'a>(
         py: Python<'py>,
-        strings: &mut std::collections::HashMap<&'a str, Bound<'py, pyo3::types::PyString>>,
+        strings: &mut crate::check::Map<&'a str, Bound<'py, pyo3::types::PyString>>,
         texts: &[&'a str],
     ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
         let items: Vec<Bound<'py, pyo3::types::PyString>> =
