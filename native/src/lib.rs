@@ -138,14 +138,16 @@ mod python {
     }
 
     /// The parser's fast route, line by line (`lines.rs`): for each line of the text, its
-    /// 1-based number when the Python line scanner must read it, or the fields of the
+    /// 1-based number when the Python line scanner must read it (with `texts`, the line's
+    /// text instead: the caller need not split the text), or the fields of the
     /// instruction it is: (line, indent, root, name, shape, opcode, operands, literal or
     /// None, attribute text, the typed operands' shape texts or None, the computations its
     /// call keys name or None where Python must read them); a computation
     /// header's (line, entry, name, parameters' text, result shape, its parameters' (name,
     /// shape) pairs); a closing brace's (line,).
     #[pyfunction]
-    fn lines<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+    #[pyo3(signature = (text, texts=false))]
+    fn lines<'py>(py: Python<'py>, text: &str, texts: bool) -> PyResult<Bound<'py, PyList>> {
         use crate::check::Map;
         use crate::lines::{line, Line};
         use pyo3::types::PyString;
@@ -160,6 +162,7 @@ mod python {
         for (k, l) in read.into_iter().enumerate() {
             let no = k + 1;
             match l {
+                Line::Other if texts => out.append(PyString::new(py, split[k]))?,
                 Line::Other => out.append(no)?,
                 Line::Close => out.append((no,))?,
                 Line::Header(h) => {

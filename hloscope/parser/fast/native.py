@@ -31,24 +31,25 @@ def scan_native(native, text: str, path: str, first_line: int = 1) -> list[Modul
     lines = _Lines(path)
     at = first_line - 1  # (the reader numbers the text's lines from 1)
     shapes = lines.shapes
-    opcodes: dict[str, str] = {}
-    raw = text.split("\n")  # (the lines the line scanner reads, by number)
+    raw = _Raw(text)  # (a line the line scanner reads after all, by number: split if asked)
     gap = 0  # the first line of the run of lines the line scanner reads, or 0
-    for item in native.lines(text):
-        if item.__class__ is int:
+    run: list[str] = []  # their texts (the reader hands them over: the text is not split)
+    for k, item in enumerate(native.lines(text, True)):
+        if item.__class__ is str:
             if not gap:
-                gap = item
+                gap = k + 1
+            run.append(item)
             continue
         if len(item) < 11:  # a closing brace, or a computation header, as LINE takes them
             if gap:
-                lines.feed(raw[gap - 1:item[0] - 1], gap + at)
-                gap = 0
+                lines.feed(run, gap + at)
+                gap, run = 0, []
             _frame(lines, item, raw, at)
             continue
         lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed, calls = item
         if gap:
-            lines.feed(raw[gap - 1:lineno - 1], gap + at)
-            gap = 0
+            lines.feed(run, gap + at)
+            gap, run = 0, []
         comp = lines.comp if lines.pending is None else None
         if comp is None:  # (not inside a computation: the line scanner decides)
             lines.feed([raw[lineno - 1]], lineno + at)
@@ -58,8 +59,7 @@ def scan_native(native, text: str, path: str, first_line: int = 1) -> list[Modul
             if not literal_ok(literal):
                 raise ScanMiss("literal")
         shape_text, shape = shapes.get(shape_text) or lines.shape(shape_text)
-        opcode = opcodes.setdefault(opcode, opcode)
-        n = len(operands)
+        n = len(operands)  # (opcodes, names and shapes come one string per text: interned)
         if typed is None:
             typed = _NONES[n] if n < 64 else (None,) * n
         else:  # `f32[2]{0} %a, ...`: each shape text checked once, one string per text
@@ -68,11 +68,24 @@ def scan_native(native, text: str, path: str, first_line: int = 1) -> list[Modul
             name, opcode, shape_text, operands, typed, None, literal,
             root, lineno + at, indent + 1, comp.name, shape, attr_text, READER, calls))
     if gap:
-        lines.feed(raw[gap - 1:], gap + at)
+        lines.feed(run, gap + at)
     return lines.finish()
 
 
-def _frame(lines: _Lines, item: tuple, raw: list[str], at: int) -> None:
+class _Raw:
+    """The text's lines by index, split on first use (few modules need one: a header or
+    brace the line scanner decides after all)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.lines = text, None
+
+    def __getitem__(self, k: int) -> str:
+        if self.lines is None:
+            self.lines = self.text.split("\n")
+        return self.lines[k]
+
+
+def _frame(lines: _Lines, item: tuple, raw: _Raw, at: int) -> None:
     """A computation's `}` or header line, handled as scan_text handles LINE's groups
     (`at`: the lines before the text scanned)."""
     lineno = item[0]
