@@ -96,8 +96,14 @@ class _Walk:
     def new(self, instr: Instruction, step: int, kind: str = "temp") -> list[int]:
         first = len(self.buffers)
         comp, name = self.comp.name, instr.name
+        leaves = memory_leaves(instr.shape)
+        if len(leaves) == 1:  # (most: one array)
+            mem = leaves[0]
+            self.buffers.append(Buffer(comp, name, mem.shape, mem.padded_bytes, mem.memory_space,
+                                       step, step, kind))
+            return [first]
         self.buffers.extend([Buffer(comp, name, mem.shape, mem.padded_bytes, mem.memory_space,
-                                    step, step, kind) for mem in memory_leaves(instr.shape)])
+                                    step, step, kind) for mem in leaves])
         return list(range(first, len(self.buffers)))
 
     def leaves_of_element(self, instr: Instruction, index: int) -> list[int]:

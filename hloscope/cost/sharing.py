@@ -143,18 +143,20 @@ def backend_aliases(instr: Instruction) -> dict[int, list[int]]:
     leaves (an async fusion's nested tuples) are left out."""
     if not instr.may_contain("aliasing_operands"):
         return {}
+    key = '"aliasing_operands"'
     raw = instr.attr_text
-    if instr._attrs is not None or raw.count('"aliasing_operands"') != 1:
+    at = raw.find(key) if instr._attrs is None else -1
+    if at < 0 or raw.find(key, at + 1) >= 0:
         raw = instr.raw_attr("backend_config") or ""
+        at = raw.find(key)
     # (else read in the unsplit list: a quote unescaped is no other value's, only the JSON
     # of a backend_config has the key so, and seeking that value cost a walk over the list)
-    at = raw.find('"aliasing_operands"')
-    if at < 0:
+    if at < 0 or raw.startswith('"aliasing_operands":{"lists":[]', at):
         return {}
     n = len(instr.operands)
     out: dict[int, list[int]] = {}
     end = raw.find("}]}", at)  # (the last group's brace, the list's bracket, the object's)
-    if raw.startswith('"aliasing_operands":{"lists":[]', at) or end < 0:
+    if end < 0:
         return {}
     for group in _ALIASING_GROUP.findall(raw[at:end + 1]):
         numbers = [int(x) for x in re.findall(r"\d+", group)]
