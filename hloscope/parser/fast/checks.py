@@ -5,9 +5,9 @@ checks (`validate.value_problem`) run here once per distinct signature (opcode, 
 attributes those checks read, literal, operand shapes) instead of once per instruction: a
 dump repeats a few hundred signatures over 100k instructions. Opcodes validate checks
 against their operand's opcode (the async chains: generic, shorthand, unlisted) come back
-once per (opcode, shape, operands' opcodes and shapes) and are checked here the same way;
-the `async_wrapped` computations the parse makes for shorthand starts, which the pass never
-sees, are checked here by validate's own per-computation check.
+once per (opcode, shape, operands' opcodes and shapes) and are checked here the same way
+(as validate, on the modules as scanned: the `async_wrapped` computations the parse makes
+for shorthand starts come after, on either route).
 
 Sound by construction, not by trust: the Rust side answers only for texts it models and
 gives up on everything else; its view of the computations (names, ENTRY, instruction
@@ -18,7 +18,7 @@ counts) must be the scanned modules' own; any problem found anywhere sends the m
 from __future__ import annotations
 
 from hloscope.ir import Instruction, Module
-from hloscope.ir.opcodes import OPCODES, async_shorthand
+from hloscope.ir.opcodes import OPCODES
 from hloscope.parser.attrs import parse_shape
 from hloscope.parser.errors import ParseError
 from hloscope.parser.fast.beside import compiled_checks
@@ -27,7 +27,6 @@ from hloscope.parser.validate import (
     _ASYNC_PHASES,
     VALUE_CHECKED,
     _async,
-    _computation,
     _generic_async,
     _header,
     validate,
@@ -56,69 +55,28 @@ def passed(modules: list[Module], text: str, answer: tuple | None = None) -> boo
     if why is not None or len(seen) != len(modules):
         return False
     for module, comps in zip(modules, seen):
-        if [(c.name, c.is_entry, len(c.instructions)) for c in module.computations] != comps \
-                and not _wrapped_pass(module, comps, text):
+        if [(c.name, c.is_entry, len(c.instructions)) for c in module.computations] != comps:
             return False  # (the scan read the text otherwise: validate decides)
     try:
         for module in modules:
             _header(module, text)
     except ParseError:  # (validate raises it where it belongs among the others)
         return False
-    if rewritten and not _agree([_seen_computations(m, comps) for m, comps in zip(modules, seen)],
-                                rewritten):
+    if rewritten and not _agree(modules, rewritten):
         return False
     shapes: dict[str, object] = {}
     return not any(_fails(sig, shapes) for sig in signatures) and not any(
         decided_fails(entry, shapes) for entry in decided)
 
 
-def _seen_computations(module: Module, comps: list) -> list:
-    """The module's computations the compiled checks saw (all but the `async_wrapped` ones
-    the parse made, which _wrapped_pass checks)."""
-    if len(module.computations) == len(comps):
-        return module.computations
-    told = {c[0] for c in comps}
-    return [c for c in module.computations if c.name in told]
-
-
-def _wrapped_pass(module: Module, comps: list, text: str) -> bool:
-    """Whether the module's computations are the ones the compiled checks saw plus the
-    `async_wrapped` computations the parser made for async shorthand starts
-    (hloscope.parser.asyncs), each before the computation whose start calls it, and those
-    pass validate's checks (checked here: the compiled checks never saw them)."""
-    told = {c[0] for c in comps}
-    names = [c.name for c in module.computations]
-    if len(set(names)) != len(names):
-        return False
-    if [(c.name, c.is_entry, len(c.instructions)) for c in module.computations
-            if c.name in told] != comps:
-        return False
-    made = {k for k, c in enumerate(module.computations) if c.name not in told}
-    if not made:
-        return False
-    callers = {called: k for k, comp in enumerate(module.computations) if k not in made
-               for i in comp.instructions if i.opcode not in OPCODES for called in i.calls()}
-    consistent: set[tuple] = set()
-    for k in sorted(made):
-        comp = module.computations[k]
-        if not comp.name.startswith("async_wrapped") or comp.is_entry \
-                or callers.get(comp.name, -1) <= k:
-            return False
-        try:
-            _computation(module, comp, set(names[:k]), text, consistent, False, set(names))
-        except ParseError:
-            return False
-    return True
-
-
-def _agree(computations: list[list], rewritten: list[tuple]) -> bool:
+def _agree(modules: list[Module], rewritten: list[tuple]) -> bool:
     """Whether the instructions of rewritten lines, as the compiled checks read them, are
-    the scanned modules' own (read_alike), and pass value_problem (checked on the
-    instruction itself); `computations`: per module, the computations the checks saw."""
+    the scanned modules' own (read_alike), and pass their checks (on the instruction
+    itself: value_problem, or an async chain's against its operand)."""
     at_line: dict[tuple[int, int], dict[int, Instruction]] = {}
     for entry in rewritten:
         m, c, line, _, opcode, _, operands, *_ = entry
-        comp = computations[m][c]
+        comp = modules[m].computations[c]
         lines = at_line.get((m, c))
         if lines is None:
             lines = at_line[m, c] = {i.line: i for i in comp.instructions}
@@ -138,15 +96,9 @@ def read_alike(instr: Instruction, entry: tuple) -> bool:
     of their answer's `rewritten`), is `instr`: name, opcode, shape, operands, ROOT,
     callees and literal."""
     _, _, _, name, opcode, shape, operands, literal, root, calls, *_ = entry
-    made, calls = tuple(instr.calls()), tuple(calls)
-    if len(made) == 1 and made[0].startswith("async_wrapped") \
-            and (async_shorthand(opcode) or ("", ""))[1] == "start":
-        # (the computation the parse wrapped a shorthand start's op in, which calls what
-        # the start names: _wrapped_pass checks it)
-        made = calls
     return (instr.name, instr.opcode, instr.shape_text, instr.operands, instr.is_root,
-            made, instr.literal) == (
-        name, opcode, shape, tuple(operands), root, calls,
+            tuple(instr.calls()), instr.literal) == (
+        name, opcode, shape, tuple(operands), root, tuple(calls),
         literal.strip() if literal is not None else None)
 
 
