@@ -42,8 +42,6 @@ def validate_scanned(modules: list[Module], text: str, answer: tuple | None = No
         validate(modules, text)
 
 
-
-
 def passed(modules: list[Module], text: str, answer: tuple | None = None) -> bool:
     """True when the compiled checks and the value checks of every signature pass (then
     validate would pass); False when they cannot tell or something fails. `answer`: the
