@@ -336,21 +336,6 @@ class _Walk:
             out[space] = live
         return out
 
-    def live_in(self, space: int) -> list[int]:
-        """live_per_space()'s list for one memory space (zeros where none is there)."""
-        n = len(self.comp.instructions) + 1
-        delta = [0] * (n + 1)
-        last = n - 1
-        for b in self.buffers:
-            if b.space == space and b.kind == "temp" and b.bytes:
-                delta[b.defined] += b.bytes
-                delta[min(b.last_use, last) + 1] -= b.bytes
-        live = list(accumulate(delta[:n]))
-        for step, peaks in self.inner.items():
-            if step < n:
-                live[step] += peaks.get(space, 0)
-        return live
-
     def peak_per_space(self) -> dict[int, int]:
         return {s: max(live, default=0) for s, live in self.live_per_space().items()}
 
