@@ -26,7 +26,7 @@
 //! parameter number that is not plain decimal digits, and any failed check.
 
 use crate::count::{bump, Groups, Merged, Tally};
-use crate::lines::{each_item, line, split_lines, Line, CALL_KEYS};
+use crate::lines::{each_item, line, line_at, line_starts, split_lines, Line, CALL_KEYS};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -493,9 +493,7 @@ pub fn check_text<R>(
 ) -> R {
     // the lines rewritten for the reader, by index (few: the others are read as they are),
     // among those holding what a rewrite takes out (found over the whole text at once)
-    let starts: Vec<usize> = std::iter::once(0)
-        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
-        .collect();
+    let starts = line_starts(text);
     let b = text.as_bytes();
     let mut marked: Vec<usize> = memchr::memmem::find_iter(b, "/*")
         .chain(memchr::memmem::find_iter(b, "//"))
@@ -508,8 +506,7 @@ pub fn check_text<R>(
     let mut again: Map<usize, String> = marked
         .into_iter()
         .filter_map(|k| {
-            let end = starts.get(k + 1).map_or(text.len(), |e| e - 1);
-            let s = &text[starts[k]..end];
+            let s = line_at(text, &starts, k)?;
             match uncommented(s) {
                 Some(u) => Some(untyped(&u).unwrap_or(u)),
                 None => untyped(s),

@@ -473,16 +473,14 @@ mod python {
     /// The texts of lines `numbers` (1-based, any order) of a text.
     #[pyfunction]
     fn line_texts(text: &str, numbers: Vec<usize>) -> Vec<&str> {
-        let mut starts = vec![0usize];
-        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        use crate::lines::{line_at, line_starts};
+        let starts = line_starts(text);
         numbers
             .iter()
             .map(|&n| {
-                let at = n.checked_sub(1).and_then(|k| starts.get(k).copied());
-                at.map_or("", |a| {
-                    let end = starts.get(n).map_or(text.len(), |e| e - 1);
-                    &text[a..end]
-                })
+                n.checked_sub(1)
+                    .and_then(|k| line_at(text, &starts, k))
+                    .unwrap_or("")
             })
             .collect()
     }

@@ -365,6 +365,20 @@ pub fn split_lines(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Where each of the text's lines (as `split_lines` cuts them) starts.
+pub fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+        .collect()
+}
+
+/// Line `k` (from 0) of a text whose line starts are `starts`, or None past its end.
+pub fn line_at<'a>(text: &'a str, starts: &[usize], k: usize) -> Option<&'a str> {
+    let at = *starts.get(k)?;
+    let end = starts.get(k + 1).map_or(text.len(), |e| e - 1);
+    Some(&text[at..end])
+}
+
 /// One line (no newline).
 pub fn line(s: &str) -> Line<'_> {
     if let Some(f) = fields(s) {
