@@ -337,14 +337,13 @@ def test_temporaries_go_into_the_outputs_in_the_order_that_leaves_less_live():
 
 
 def test_the_live_bytes_of_one_space_are_those_of_the_walk_over_all():
-    """placement.live_in (what it compares its two orders by) equals live_per_space's list of
-    that space, on real compiles with several memory spaces and loops (and zeros for a
+    """live_per_space of one space (what placement compares its two orders by) equals that
+    space's list of the walk over all, on real compiles with several memory spaces and loops (and zeros for a
     space the walk has nothing in)."""
     from pathlib import Path
 
     from hloscope.cost.chips import platform_of
     from hloscope.cost.liveness import _Walk
-    from hloscope.cost.placement import live_in
     from hloscope.parser import load
 
     root = Path(__file__).resolve().parents[1] / "fixtures"
@@ -355,7 +354,7 @@ def test_the_live_bytes_of_one_space_are_those_of_the_walk_over_all():
             walk.run()
             per_space = walk.live_per_space()
             for space, live in per_space.items():
-                assert live_in(walk, space) == live, (path.name, space)
+                assert walk.live_per_space(space) == {space: live}, (path.name, space)
                 checked += 1
-            assert live_in(walk, 99) == [0] * (len(module.entry.instructions) + 1)
+            assert walk.live_per_space(99) == {99: [0] * (len(module.entry.instructions) + 1)}
     assert checked >= 8

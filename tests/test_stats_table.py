@@ -85,13 +85,13 @@ def test_the_pass_starts_before_the_ir_is_imported():
                           check=True)
     assert done.stdout.strip() == "[]", done.stdout
 
-    from hloscope.parser.fast.beside import Beside
-    from hloscope.stats.table import stats_level, stats_of_text
+    from hloscope.parser.fast.beside import Beside, count_level
+    from hloscope.stats.table import stats_of_text
 
     path = Path(__file__).resolve().parents[1] / "fixtures" / "tpu" / "llm_v5p_big.hlo.txt"
     text = path.read_text()
-    early = Beside(text, stats_level(False))
+    early = Beside(text, count_level(False))
     assert stats_of_text(text, str(path), False, early) == stats_of_text(text, str(path), False)
-    other = Beside(text, stats_level(True))  # (a pass at another level: not used, joined)
+    other = Beside(text, count_level(True))  # (a pass at another level: not used, joined)
     assert stats_of_text(text, str(path), False, other) == stats_of_text(text, str(path), False)
     assert not other.thread.is_alive()

@@ -32,7 +32,7 @@ def _counted_early(path: Path, every: bool,
     load_file): from the compiled checks' one pass (hloscope.stats.table) where they answer,
     else, with `halves`, on two cores (hloscope.stats.halves)."""
     from hloscope.parser import ParseError
-    from hloscope.parser.fast.beside import Beside
+    from hloscope.parser.fast.beside import Beside, count_level
     from hloscope.parser.files import read
     from hloscope.parser.load import decode
 
@@ -44,7 +44,7 @@ def _counted_early(path: Path, every: bool,
         fail_located(e)
     # the compiled pass starts now, on a thread of its own, and the rest of stats is
     # imported while it runs (the pass holds no interpreter lock)
-    beside = Beside(text, 2 if every else 1)
+    beside = Beside(text, count_level(every))
     from hloscope.stats.table import stats_of_text
 
     with parsing_notice(path, False):

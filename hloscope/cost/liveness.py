@@ -314,19 +314,23 @@ class _Walk:
         if self.outer is None:
             place_in_outputs(self)
 
-    def live_per_space(self) -> dict[int, list[int]]:
+    def live_per_space(self, only: int | None = None) -> dict[int, list[int]]:
         """Bytes of temporaries live at each step, callees' peaks included, per memory
         space (every space a buffer or a callee's peak is in), from one pass over the
-        buffers."""
+        buffers; `only`: that space alone (zeros where nothing is in it), as placement
+        compares its two orders by HBM's."""
         n = len(self.comp.instructions) + 1
-        deltas: dict[int, list[int]] = {}
+        deltas: dict[int, list[int]] = {} if only is None else {only: [0] * (n + 1)}
         for b in self.buffers:
+            if only is not None and b.space != only:
+                continue
             delta = deltas.get(b.space) or deltas.setdefault(b.space, [0] * (n + 1))
             if b.kind == "temp" and b.bytes:
                 delta[b.defined] += b.bytes
                 delta[min(b.last_use, n - 1) + 1] -= b.bytes
-        for space in {s for peaks in self.inner.values() for s in peaks} - deltas.keys():
-            deltas[space] = [0] * (n + 1)
+        if only is None:
+            for space in {s for peaks in self.inner.values() for s in peaks} - deltas.keys():
+                deltas[space] = [0] * (n + 1)
         out = {}
         for space, delta in deltas.items():
             live = list(accumulate(delta[:n]))  # (the running sum: live at each step)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import replace
-from itertools import accumulate
 from typing import Any
 
 from hloscope._speed import native
@@ -62,29 +61,12 @@ def place_in_outputs(walk: _Walk) -> None:
         placed, moved = _assign(outputs, temps, list(order), held, ids, number, walk.touching)
         saved = {step: walk.inner[step] for step in moved}  # (a moved step runs a callee: its peaks)
         _apply(walk, placed, moved, "in output")
-        peak = max(live_in(walk, 0), default=0)
+        peak = max(walk.live_per_space(0)[0], default=0)
         _apply(walk, placed, (), "temp")
         walk.inner.update(saved)
         if best is None or peak < best[0]:
             best = (peak, placed, moved)
     _apply(walk, best[1], best[2], "in output")
-
-
-def live_in(walk: _Walk, space: int) -> list[int]:
-    """The walk's live_per_space() list for one memory space (zeros where none is there):
-    what the two orders above are compared by, HBM's alone."""
-    n = len(walk.comp.instructions) + 1
-    delta = [0] * (n + 1)
-    last = n - 1
-    for b in walk.buffers:
-        if b.space == space and b.kind == "temp" and b.bytes:
-            delta[b.defined] += b.bytes
-            delta[min(b.last_use, last) + 1] -= b.bytes
-    live = list(accumulate(delta[:n]))
-    for step, peaks in walk.inner.items():
-        if step < n:
-            live[step] += peaks.get(space, 0)
-    return live
 
 
 def _whiles(walk: _Walk) -> list[int]:

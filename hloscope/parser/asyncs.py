@@ -36,7 +36,7 @@ class NameUniquer:
 
 def needs_wrapping(module: Module) -> bool:
     """Whether the module holds a shorthand async start (which wrap_async_shorthand wraps)."""
-    return any(_is_start(op) for op in module.opcodes().difference(OPCODES))
+    return any(shorthand_start(op) for op in module.opcodes().difference(OPCODES))
 
 
 def wrap_async_shorthand(module: Module) -> None:
@@ -51,14 +51,16 @@ def wrap_async_shorthand(module: Module) -> None:
         made: list[Computation] = []
         for instr in comp.instructions:
             names.take(instr.name)
-            if _is_start(instr.opcode):
+            if shorthand_start(instr.opcode):
                 made.append(_wrap(instr, comp, names))
         out.extend([*made, comp])
     module.computations[:] = out
     module._by_name = None
 
 
-def _is_start(opcode: str) -> bool:
+def shorthand_start(opcode: str) -> bool:
+    """Whether the opcode is an async shorthand's start (`slice-start`), which the parse
+    wraps in a computation of its own."""
     parts = async_shorthand(opcode)
     return parts is not None and parts[1] == "start"
 

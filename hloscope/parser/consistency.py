@@ -32,7 +32,7 @@ ARITY_CHECKED = frozenset(OPERAND_COUNTS) | {
 VALUE_CHECKED = ARITY_CHECKED | SHAPE_CHECKED | UNARY_ELEMENTWISE | {"compare", "constant"}
 VALUE_KEYS = ("branch_computations", "dimensions", "direction", "type", "index", "dim_labels",
               "lhs_contracting_dims", "lhs_batch_dims", "rhs_contracting_dims", "rhs_batch_dims")
-ASYNC_PHASES = frozenset({"async-start", "async-update", "async-done"})
+GENERIC_ASYNC = frozenset({"async-start", "async-update", "async-done"})
 
 
 def arity(instr: Instruction, seen: dict[str, Instruction]) -> str | None:

@@ -25,7 +25,7 @@ from hloscope.ir.opcodes import (
 )
 from hloscope.parser.consistency import (
     ARITY_CHECKED,
-    ASYNC_PHASES,
+    GENERIC_ASYNC,
     SHAPE_CHECKED,
     VALUE_CHECKED,
     VALUE_KEYS,
@@ -177,7 +177,7 @@ def _computation(module: Module, comp: Computation, computations: Container[str]
                     and "channel_id" not in instr.attrs):
                 raise _Raiser(module, instr, comp, text)(
                     "Cannot have use_global_device_ids=true without channel_id")
-        if op in _ASYNC_PHASES:
+        if op in GENERIC_ASYNC:
             problem = _generic_async(instr, seen)
             if problem is not None:
                 raise _Raiser(module, instr, comp, text)(problem)
@@ -239,7 +239,6 @@ def value_problem(instr: Instruction, seen: dict[str, Instruction],
     return problem
 
 
-_ASYNC_PHASES = ASYNC_PHASES  # (VALUE_CHECKED and VALUE_KEYS: hloscope.parser.consistency)
 # the reducing collectives, whose global device ids XLA's parser ties to a channel
 _GLOBAL_IDS_NEED_CHANNEL = frozenset({"all-reduce", "all-reduce-start", "reduce-scatter"})
 
@@ -309,7 +308,6 @@ class _Raiser:
         return _error(msg, self.module, self.instr, self.comp, self.text)
 
 
-_GENERIC_ASYNC = {"async-start": "start", "async-update": "update", "async-done": "done"}
 
 
 def _async(instr: Instruction, seen: dict[str, Instruction], strict: bool) -> str | None:

@@ -21,12 +21,14 @@ from hloscope.cost.layout import memory_leaves, memory_space_name
 from hloscope.cost.library import is_library_call
 from hloscope.cost.memory import _NOT_ALLOCATED, memory_total
 from hloscope.ir import Instruction, Module
-from hloscope.ir.opcodes import ASYNC_LATER, OPCODES, async_shorthand
-from hloscope.parser.fast.beside import Beside
+from hloscope.ir.opcodes import ASYNC_LATER
+from hloscope.parser.asyncs import shorthand_start
+from hloscope.parser.fast.beside import Beside, count_level
 from hloscope.parser.fast.checks import (
     _fails,
     _problem,
     _shape,
+    chained,
     decided_fails,
     read_alike,
     stubs,
@@ -37,7 +39,7 @@ from hloscope.parser.fast.scan import _Lines, scan_instruction
 from hloscope.parser.files import MAX_NESTING
 from hloscope.parser.reader import READER
 from hloscope.parser.text import nesting_beyond, strip_comments
-from hloscope.parser.validate import _ASYNC_PHASES, VALUE_CHECKED, _header
+from hloscope.parser.validate import VALUE_CHECKED, _header
 from hloscope.source import tables_of, unresolved_source
 from hloscope.stats.counts import _as_json, stats_total
 
@@ -50,7 +52,7 @@ def stats_of_text(text: str, path: str, every: bool,
                   beside: Beside | None = None) -> list[dict[str, Any]] | None:
     """The stats records of every module of `text` (as `ModuleStats.to_dict()` holds them;
     `every`: with the per-computation list), or None (the caller parses the text).
-    `beside`: the pass, started already at the level `every` asks (`stats_level`)."""
+    `beside`: the pass, started already at the level `every` asks (`count_level`)."""
     native = available()
     if native is None or not hasattr(native, "line_texts"):
         if beside is not None:
@@ -58,17 +60,17 @@ def stats_of_text(text: str, path: str, every: bool,
         return None
     # the pass runs without the interpreter lock: meanwhile this core reads the commented
     # lines, which the parse's line scanner reads and the pass hands back to compare
-    if beside is None or beside.level != stats_level(every):
+    if beside is None or beside.level != count_level(every):
         if beside is not None:
             beside.answer()  # (another level's: not this run's)
-        beside = Beside(text, stats_level(every))
+        beside = Beside(text, count_level(every))
     early = _commented_lines(text)
     found = beside.answer()
     if found is None:
         return None
     why, seen, signatures, rewritten, counted, decided = found
-    if why is not None or counted is None or any(_wraps(entry[0]) for entry in decided) \
-            or any(_chained(entry[4]) for entry in rewritten):
+    if why is not None or counted is None or any(shorthand_start(entry[0]) for entry in decided) \
+            or any(chained(entry[4]) for entry in rewritten):
         # (a shorthand start: the parse adds the computation it wraps; an async op on a
         # line read again: its chain's checks read its operands' opcodes, not at hand)
         return None
@@ -77,23 +79,6 @@ def stats_of_text(text: str, path: str, every: bool,
                         counted, early)
     except Exception:  # noqa: BLE001 - anything unexpected: the parse decides
         return None
-
-
-def stats_level(every: bool) -> int:
-    """The count level of the compiled pass `stats_of_text` reads (2: per computation)."""
-    return 2 if every else 1
-
-
-def _wraps(opcode: str) -> bool:
-    """Whether the opcode is an async shorthand's start (`custom-call-start`)."""
-    parts = async_shorthand(opcode)
-    return parts is not None and parts[1] == "start"
-
-
-def _chained(opcode: str) -> bool:
-    """Whether validate checks an op of this opcode against its operand's opcode (the
-    async chains: generic async ops, shorthand ones, and opcodes it does not list)."""
-    return opcode in _ASYNC_PHASES or opcode not in OPCODES
 
 
 def _commented_lines(text: str) -> dict[int, Instruction | None]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import cache
 
 from hloscope.ir.opcodes import OPCODES
-from hloscope.parser.consistency import ASYNC_PHASES, VALUE_CHECKED, VALUE_KEYS
+from hloscope.parser.consistency import GENERIC_ASYNC, VALUE_CHECKED, VALUE_KEYS
 
 
 @cache
@@ -16,7 +16,12 @@ def _classes() -> list[tuple[str, int]]:
     """(opcode, 1: no value check, or 2: value checks) for the opcodes validate checks
     nothing else of (the generic async ops and the rest are left to validate)."""
     return [(op, 2 if op in VALUE_CHECKED else 1) for op in sorted(OPCODES)
-            if op not in ASYNC_PHASES]
+            if op not in GENERIC_ASYNC]
+
+
+def count_level(per_computation: bool) -> int:
+    """The `count` of compiled_checks that `hloscope stats` reads (2: per computation too)."""
+    return 2 if per_computation else 1
 
 
 def compiled_checks(text: str, count: int = 0) -> tuple | None:

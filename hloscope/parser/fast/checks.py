@@ -20,11 +20,11 @@ from __future__ import annotations
 from hloscope.ir import Instruction, Module
 from hloscope.ir.opcodes import OPCODES
 from hloscope.parser.attrs import parse_shape
+from hloscope.parser.consistency import GENERIC_ASYNC
 from hloscope.parser.errors import ParseError
 from hloscope.parser.fast.beside import compiled_checks
 from hloscope.parser.reader import READER
 from hloscope.parser.validate import (
-    _ASYNC_PHASES,
     VALUE_CHECKED,
     _async,
     _generic_async,
@@ -81,7 +81,7 @@ def _agree(modules: list[Module], rewritten: list[tuple]) -> bool:
         instr = lines.get(line)
         if instr is None or not read_alike(instr, entry):
             return False
-        if opcode in VALUE_CHECKED or opcode in _ASYNC_PHASES or opcode not in OPCODES:
+        if opcode in VALUE_CHECKED or chained(opcode):
             by_name = comp.by_name
             seen = {o: by_name[o] for o in operands}
             if _problem(instr, seen) if opcode in VALUE_CHECKED else _chain_fails(instr, seen):
@@ -100,10 +100,13 @@ def read_alike(instr: Instruction, entry: tuple) -> bool:
         literal.strip() if literal is not None else None)
 
 
-def stubs(names, shape_texts, shapes: dict[str, object]) -> dict[str, Instruction]:
-    """Operands that are only their shapes (parameters named `names`), for value_problem."""
-    return {name: Instruction(name, "parameter", text, _shape=_shape(text, shapes), reader=READER)
-            for name, text in zip(names, shape_texts)}
+def stubs(names, shape_texts, shapes: dict[str, object],
+          opcodes=None) -> dict[str, Instruction]:
+    """Operands that are only their shapes (parameters named `names`, or of `opcodes`),
+    for value_problem and the async chains' checks."""
+    ops = opcodes if opcodes is not None else ["parameter"] * len(names)
+    return {name: Instruction(name, op, text, _shape=_shape(text, shapes), reader=READER)
+            for name, op, text in zip(names, ops, shape_texts)}
 
 
 def _fails(signature: tuple, shapes: dict[str, object]) -> bool:
@@ -125,19 +128,24 @@ def decided_fails(entry: tuple, shapes: dict[str, object]) -> bool:
     opcode, shape_text, operands = entry
     if opcode in VALUE_CHECKED:
         return True  # (none is: should one be, validate decides)
-    seen = {f"operand.{k}": Instruction(f"operand.{k}", op, text, _shape=_shape(text, shapes),
-                                        reader=READER)
-            for k, (op, text) in enumerate(operands)}
+    seen = stubs([f"operand.{k}" for k in range(len(operands))], [t for _, t in operands],
+                 shapes, [op for op, _ in operands])
     instr = Instruction("checked", opcode, shape_text, tuple(seen), (None,) * len(seen),
                         _shape=_shape(shape_text, shapes), reader=READER)
     return _chain_fails(instr, seen)
+
+
+def chained(opcode: str) -> bool:
+    """Whether validate checks an op of this opcode against its operand's opcode (the
+    async chains: generic async ops, shorthand ones, and opcodes it does not list)."""
+    return opcode in GENERIC_ASYNC or opcode not in OPCODES
 
 
 def _chain_fails(instr: Instruction, seen: dict[str, Instruction]) -> bool:
     """Whether validate's checks of an opcode its table does not class fail (the async
     chain's, not strict), `seen`: the instruction's operands."""
     try:
-        if instr.opcode in _ASYNC_PHASES:
+        if instr.opcode in GENERIC_ASYNC:
             return _generic_async(instr, seen) is not None
         return instr.opcode in OPCODES or _async(instr, seen, False) is not None
     except Exception:  # noqa: BLE001 - a shape that does not read: validate says where
