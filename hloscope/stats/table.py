@@ -64,7 +64,7 @@ def stats_of_text(text: str, path: str, every: bool,
         if beside is not None:
             beside.answer()  # (another level's: not this run's)
         beside = Beside(text, count_level(every))
-    early = _commented_lines(text)
+    early = _commented_lines(native, text)
     found = beside.answer()
     if found is None:
         return None
@@ -81,10 +81,12 @@ def stats_of_text(text: str, path: str, every: bool,
         return None
 
 
-def _commented_lines(text: str) -> dict[int, Instruction | None]:
-    """Each line with a `/*` comment read as the parse's line scanner reads it (None where
-    it takes none): line number -> Instruction."""
-    out: dict[int, Instruction | None] = {}
+def _commented_lines(native, text: str) -> dict[int, Instruction | None]:
+    """Each line with a `/*` comment read as the parse reads it (None where it takes none):
+    line number -> Instruction. The compiled reader takes most (comments out, as the line
+    scanner takes them); the line scanner reads the rest."""
+    where: list[int] = []
+    raws: list[str] = []
     at, line, counted = text.find("/*"), 1, 0
     while at >= 0:
         start = text.rfind("\n", 0, at) + 1
@@ -92,9 +94,19 @@ def _commented_lines(text: str) -> dict[int, Instruction | None]:
         counted = start
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
-        out[line] = _scanned_line(text[start:end], line)
+        where.append(line)
+        raws.append(text[start:end])
         at = text.find("/*", end)
-    return out
+    return _as_parsed(native, where, raws)
+
+
+def _as_parsed(native, where: list[int], raws: list[str]) -> dict[int, Instruction | None]:
+    """Lines (numbers, texts) read as the parse reads them: by the compiled reader where it
+    takes them (comments out), else by the line scanner; None where neither does."""
+    items = native.lines("\n".join(raws)) if raws else []
+    return {line: _read(item, line, "") if item.__class__ is tuple and len(item) == 11
+            else _scanned_line(raw, line)
+            for line, raw, item in zip(where, raws, items)}
 
 
 def _scanned_line(raw: str, line: int) -> Instruction | None:
@@ -158,10 +170,10 @@ def _reread(native, text: str, seen, rewritten, shapes,
 
     out: dict[int, Instruction] = {}
     late = [r[2] for r in rewritten if r[2] not in early]
-    raws = dict(zip(late, native.line_texts(text, late)))
+    read = _as_parsed(native, late, native.line_texts(text, late))
     for r in rewritten:
         m, c, line, _, opcode, _, operands, _, _, _, operand_shapes, kind = r
-        instr = early[line] if line in early else _scanned_line(raws[line], line)
+        instr = early[line] if line in early else read[line]
         if instr is None or not read_alike(instr, r):
             raise _Unsure
         instr.computation = seen[m][c][0]
@@ -183,12 +195,22 @@ def _instructions(native, text: str, where: list[tuple[int, str]],
 
 def _instruction(native, raw: str, line: int, comp: str) -> Instruction:
     item = native.lines(raw)[0]
-    if item.__class__ is int or len(item) < 11:
+    instr = _read(item, line, comp) if item.__class__ is tuple and len(item) == 11 else None
+    if instr is None:
         raise _Unsure
+    return instr
+
+
+def _read(item: tuple, line: int, comp: str) -> Instruction | None:
+    """The instruction of the compiled reader's fields, as the parse builds it (None: a
+    literal the parse refuses)."""
     _, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed, calls = item
+    if literal is not None:
+        literal = literal.strip()
+        if not literal_ok(literal):
+            return None
     return Instruction(name, opcode, shape_text, operands, typed or (None,) * len(operands), None,
-                       literal.strip() if literal is not None else None, root, line, indent + 1,
-                       comp, None, attr_text, READER, calls)
+                       literal, root, line, indent + 1, comp, None, attr_text, READER, calls)
 
 
 def _record(native, text: str, module: Module, comps, count, every: bool, shapes,

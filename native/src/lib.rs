@@ -155,12 +155,31 @@ mod python {
         let split: Vec<&str> = crate::lines::split_lines(text).collect();
         let read: Vec<Line> =
             py.allow_threads(|| guarded(|| split.iter().map(|s| line(s)).collect()))?;
+        // the lines left for their comments (`/*index=5*/` in long tuples: the longest lines
+        // of a training step), read with them taken out as Python's line scanner takes them
+        let uncommented: Vec<(usize, String)> = py.allow_threads(|| {
+            guarded(|| {
+                read.iter()
+                    .enumerate()
+                    .filter(|(_, l)| matches!(l, Line::Other))
+                    .filter_map(|(k, _)| crate::lines::strip_comments(split[k]).map(|t| (k, t)))
+                    .collect()
+            })
+        })?;
+        let mut again: Map<usize, Line> = uncommented
+            .iter()
+            .filter_map(|(k, t)| crate::lines::uncommented(t).map(|l| (*k, l)))
+            .collect();
         // one Python string per distinct text: an operand is the name its instruction was
         // given (one object, not a copy per use), and a layer's shapes and opcodes repeat
         let mut strings: Map<&str, Bound<'py, PyString>> =
             Map::with_capacity_and_hasher(split.len(), Default::default());
         for (k, l) in read.into_iter().enumerate() {
             let no = k + 1;
+            let l = match l {
+                Line::Other if !again.is_empty() => again.remove(&k).unwrap_or(Line::Other),
+                l => l,
+            };
             match l {
                 Line::Other if texts => out.append(PyString::new(py, split[k]))?,
                 Line::Other => out.append(no)?,

@@ -379,6 +379,84 @@ pub fn line_at<'a>(text: &'a str, starts: &[usize], k: usize) -> Option<&'a str>
     Some(&text[at..end])
 }
 
+/// `s` with its comments taken out exactly as Python's `strip_comments` takes them
+/// (`/*...*/` and `//...` outside double- and single-quoted strings, the strings kept as they
+/// are), or None when there is none to take out, or the line holds what this does not model
+/// (a string or a `/*` left open: Python decides those).
+pub fn strip_comments(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    if memchr::memmem::find(b, b"/*").is_none() && memchr::memmem::find(b, b"//").is_none() {
+        return None;
+    }
+    let mut out = String::with_capacity(s.len());
+    let (mut i, mut kept, mut cut) = (0, 0, false);
+    while i < b.len() {
+        match b[i] {
+            q @ (b'"' | b'\'') => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != q {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= b.len() {
+                    return None;
+                }
+                i = j + 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = i + 2 + memchr::memmem::find(&b[i + 2..], b"*/")? + 2;
+                out.push_str(&s[kept..i]);
+                (i, kept, cut) = (end, end, true);
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                out.push_str(&s[kept..i]);
+                return Some(out);
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&s[kept..]);
+    cut.then_some(out)
+}
+
+/// A line `line` leaves to Python because of its comments, read with them taken out
+/// (`strip_comments`), as Python's line scanner reads it: an instruction line `LINE` takes,
+/// or a computation header `HEADER` takes, with no control character anywhere (the line
+/// scanner leaves those to the grammar); None otherwise (Python reads the line).
+/// (Python's line scanner reads an instruction's shape and operands by pairing brackets: a
+/// line whose brackets do not pair, outside strings, it reads otherwise than `LINE`.)
+pub fn uncommented(stripped: &str) -> Option<Line<'_>> {
+    if stripped.bytes().any(control) {
+        return None;
+    }
+    match line(stripped) {
+        l @ Line::Instruction(_) if paired(stripped.as_bytes()) => Some(l),
+        l @ Line::Header(_) => Some(l), // (as `HEADER` alone takes it: no pairing read)
+        _ => None,
+    }
+}
+
+/// Every bracket outside double-quoted strings closed by its own kind, in order.
+fn paired(b: &[u8]) -> bool {
+    let mut open: Vec<u8> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => match string(b, i) {
+                Some(end) => {
+                    i = end;
+                    continue;
+                }
+                None => return false,
+            },
+            c @ (b'(' | b'[' | b'{') => open.push(closer(c)),
+            c @ (b')' | b']' | b'}') if open.pop() != Some(c) => return false,
+            _ => {}
+        }
+        i += 1;
+    }
+    open.is_empty()
+}
+
 /// One line (no newline).
 pub fn line(s: &str) -> Line<'_> {
     if let Some(f) = fields(s) {
@@ -687,6 +765,30 @@ mod tests {
         assert_eq!(c.operand_shapes, ["s32[]", "f32[2,3]{1,0}"]);
         let t = take("  %t = (f32[2]{0}, (s32[], u8[0]{0})) tuple(%a, %b)").unwrap();
         assert_eq!(t.shape, "(f32[2]{0}, (s32[], u8[0]{0}))");
+    }
+
+    #[test]
+    fn takes_comments_out_as_python_strip_comments_does() {
+        // (each expected text is what hloscope.parser.text.strip_comments returns)
+        for (s, want) in [
+            ("a /*x*/b // y", Some("a b ")),
+            ("a=\"/*s*/\" /**/", Some("a=\"/*s*/\" ")),
+            ("a='x/*y*/' /**/c", Some("a='x/*y*/' c")),
+            ("a=\"o\\\"p\" /*q*/", Some("a=\"o\\\"p\" ")),
+            ("/*/ x */y", Some("y")),
+            ("a//b/*c*/", Some("a")),
+            ("a=\"//s\"", None), // (in a string only: nothing taken out)
+            ("plain", None),
+            ("a /* open", None),     // (an open comment: Python decides)
+            ("a=\"open /**/", None), // (an open string)
+        ] {
+            assert_eq!(strip_comments(s).as_deref(), want, "{s}");
+        }
+        let read = |s: &str| uncommented(&strip_comments(s).unwrap()).is_some();
+        assert!(read("  %t = (f32[], /*index=1*/f32[]) tuple(%a, %b)"));
+        assert!(read("%f (p: f32[]) -> (f32[], /*index=1*/f32[]) {"));
+        assert!(!read("  %t = (f32[], /*index=1*/f32[) tuple(%a, %b)")); // (brackets unpaired)
+        assert!(!read("  %t = f32[] add(%a, %b), x=\"\u{1}\" /**/")); // (a control character)
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A time-boxed fuzz run over real compiler output (issue #37 point 5): random mutations of
 //! fixture modules (bytes deleted, inserted, replaced by brackets, quotes, newlines, `%`,
-//! `=`), each read by `scan`, by `check::check_text` and, line by line, by `lines::line`.
+//! `=`), each read by `scan`, by `check::check_text` and, line by line, by `lines::line`
+//! (a line it leaves for its comments, by `lines::uncommented` with them taken out).
 //! None may panic, and every span must lie inside the text. `cargo test --no-default-features` runs it for 2 seconds;
 //! `FUZZ_SECONDS=600 cargo test --no-default-features --release --test fuzz -- --nocapture`
 //! runs it for ten
@@ -8,7 +9,7 @@
 //! Python bindings, which link against the interpreter only inside Python.)
 
 use hloscope_native::check::{check_text, Class, Table};
-use hloscope_native::lines::{line, Line};
+use hloscope_native::lines::{line, strip_comments, uncommented, Line};
 use hloscope_native::scan::scan;
 use std::time::{Duration, Instant};
 
@@ -102,6 +103,13 @@ fn mutations_of_real_modules_never_panic() {
             if let Line::Instruction(f) = line(l) {
                 instructions += 1;
                 assert!(f.name.len() <= l.len() && f.attrs.len() <= l.len());
+            } else if let Some(t) = strip_comments(l) {
+                // (a line left for its comments: read with them taken out)
+                assert!(t.len() < l.len());
+                if let Some(Line::Instruction(f)) = uncommented(&t) {
+                    instructions += 1;
+                    assert!(f.name.len() <= t.len() && f.attrs.len() <= t.len());
+                }
             }
         }
         answered += check_text(&text, &table, |c| u64::from(c.is_ok()));
