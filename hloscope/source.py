@@ -5,16 +5,17 @@ FileLocations / StackFrames tables (newer dumps)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from hloscope._speed import regex_cache
 
 if TYPE_CHECKING:  # (the text report maps source roots without loading the IR)
     from hloscope.ir import Instruction, Module
 
 # Layer and instance numbers in op_names and names: `layers_3/attn`, `while/body/dot.7`.
-_NUMBER = re.compile(r"\d+")
+_NUMBER = regex_cache.compile(r"\d+")
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,11 @@ from __future__ import annotations
 import re
 from math import prod
 
+from hloscope._speed import regex_cache
 from hloscope.ir import Instruction, Shape
 
 GEMM = ("__cublas$gemm", "__cublas$lt$matmul")
-_LABELS = re.compile(r"^(\w+)_(\w+)->(\w+)$")
+_LABELS = regex_cache.compile(r"^(\w+)_(\w+)->(\w+)$")
 
 
 def is_library_call(instr: Instruction) -> bool:

@@ -4,11 +4,11 @@ the parser)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hloscope._speed import regex_cache
 from hloscope.ir.shape import Shape
 
 
@@ -40,19 +40,19 @@ CALL_KEYS = (
 _CALL_KEY_SET = frozenset(CALL_KEYS)
 # The grammar's NAME terminal without its optional `%` (the parser builds its patterns on it).
 NAME = r"[A-Za-z_][A-Za-z0-9_.\-]*"
-_NAME = re.compile(rf"%?({NAME})")
+_NAME = regex_cache.compile(rf"%?({NAME})")
 # An attribute list as the fast scanner keeps it: `, key=value, ...` (comma first).
-CALL_ATTR = re.compile(",[ \t]*(" + "|".join(CALL_KEYS) + ")=")
+CALL_ATTR = regex_cache.compile(",[ \t]*(" + "|".join(CALL_KEYS) + ")=")
 # The usual case, read without walking the list: one call key naming one computation, at
 # the list's top level (see _top_level).
-_PLAIN_CALL = re.compile(CALL_ATTR.pattern + rf"%?({NAME})[ \t]*(?:,|$)")
+_PLAIN_CALL = regex_cache.compile(CALL_ATTR.pattern + rf"%?({NAME})[ \t]*(?:,|$)")
 # A metadata attribute as the printer writes it (after the previous attribute's comma).
 _METADATA = ", metadata={"
 _METADATA_VALUE = len(", metadata=")  # where the value starts, after its key
 
 
 # A string as the scanner takes it: double quotes, backslash escapes, closed on the line.
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_STRING = regex_cache.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
 def _top_level(text: str, at: int) -> bool:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
+from hloscope._speed import regex_cache
 from hloscope.ir import Shape
 
-_TOKEN = re.compile(r"\s*(\.\.\.|[{}(),]|[^\s{}(),]+)")
+_TOKEN = regex_cache.compile(r"\s*(\.\.\.|[{}(),]|[^\s{}(),]+)")
 # (largest finite value, spacing of values there): a printed value is in range when it
 # rounds to a finite value, below max + spacing / 2 (XLA prints f32's max as 3.40282347e+38,
 # a little above it).

@@ -7,26 +7,28 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
-_BREAK = re.compile("\n")
+from hloscope._speed import regex_cache
+
+_BREAK = regex_cache.compile("\n")
 
 # A quoted string (group 1), or a comment: strings kept (`\1`), comments removed (an
 # unmatched group stands for nothing), with no Python call per match.
-_COMMENT = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\')|/\*.*?\*/|//[^\n]*',
+_COMMENT = regex_cache.compile(r'("[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\')|/\*.*?\*/|//[^\n]*',
                       re.S)
-_BARE_COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
+_BARE_COMMENT = regex_cache.compile(r'/\*.*?\*/|//[^\n]*', re.S)
 # Jump to the next character that matters for nesting, skipping plain text and whole
 # strings in C: group 1 is a bracket, a comma (depth 0 only), or a quote that never closes.
 _STR = r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\''
-STRING = re.compile(_STR)  # a closed double- or single-quoted string
+STRING = regex_cache.compile(_STR)  # a closed double- or single-quoted string
 # A bracket pair holding no bracket and no quote, passed over whole: nothing in it can
 # split a list or unbalance one (`bf16[512,8]{1,0}` is two such, not eight stops)
 _LEAF = r'\([^(){}\[\]"\']*\)|\[[^(){}\[\]"\']*\]|\{[^(){}\[\]"\']*\}'
 # (unrolled loops: linear time, no nested quantifiers to backtrack through; each
 # alternative starts with its own character, which the runs between them exclude)
 # (the group is optional: text that ends in a closed string has no next character)
-_NEXT_TOP = re.compile(r'[^(){}\[\],"\']*(?:(?:' + _STR + '|' + _LEAF + r')[^(){}\[\],"\']*)*'
+_NEXT_TOP = regex_cache.compile(r'[^(){}\[\],"\']*(?:(?:' + _STR + '|' + _LEAF + r')[^(){}\[\],"\']*)*'
                        r'([(){}\[\],"\'])?')
-_NEXT_IN = re.compile(r'[^(){}\[\]"\']*(?:(?:' + _STR + '|' + _LEAF + r')[^(){}\[\]"\']*)*'
+_NEXT_IN = regex_cache.compile(r'[^(){}\[\]"\']*(?:(?:' + _STR + '|' + _LEAF + r')[^(){}\[\]"\']*)*'
                       r'([(){}\[\]"\'])?')
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
@@ -45,8 +47,8 @@ def normalize(s: str) -> str:
     return strip_comments(s).strip()
 
 
-_BRACKET = re.compile(r"[(\[{)\]}]")
-_INNERMOST = re.compile(r"[(\[{][^(){}\[\]]*[)\]}]")  # any opener, any closer: depth counts so
+_BRACKET = regex_cache.compile(r"[(\[{)\]}]")
+_INNERMOST = regex_cache.compile(r"[(\[{][^(){}\[\]]*[)\]}]")  # any opener, any closer: depth counts so
 
 
 def nesting_beyond(s: str, limit: int) -> int | None:

@@ -12,11 +12,11 @@ a ParseError at the instruction's location."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Container
 from functools import cache
 from pathlib import Path
 
+from hloscope._speed import regex_cache
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.opcodes import (
     OPCODES,
@@ -102,7 +102,7 @@ _INDEX = r"\{[\d,\s]*\}"
 _ALIAS = (rf"{_INDEX}\s*:\s*\(\s*\d+\s*,\s*{_INDEX}\s*(?:,\s*(?:may-alias|must-alias)\s*)?\)")
 _DONOR = rf"\(\s*\d+\s*,\s*{_INDEX}\s*\)"
 # the module header's aliasing lists, whole: `{ {out}: (param, {in}[, kind]), ... }`
-_LISTS = {key: re.compile(rf"\{{\s*(?:{item}(?:\s*,\s*{item})*)?\s*\}}")
+_LISTS = {key: regex_cache.compile(rf"\{{\s*(?:{item}(?:\s*,\s*{item})*)?\s*\}}")
           for key, item in (("input_output_alias", _ALIAS), ("buffer_donor", _DONOR))}
 _LIST_FORMS = {"input_output_alias": "{ {output index}: (parameter, {index}[, may-alias|must-alias]), ... }",
                "buffer_donor": "{ (parameter, {index}), ... }"}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from hloscope._speed import regex_cache
 from hloscope.ir import Computation, Instruction
 
 
@@ -53,7 +54,7 @@ def _async_calls(instr: Instruction, comp: Computation, wrapped: dict[str, str])
 
 _ACCURATE = frozenset({"exponential", "exponential-minus-one", "log", "log-plus-one", "logistic",
                        "rsqrt", "sqrt", "cbrt", "tanh", "sine", "cosine", "tan", "erf"})
-_ACCURACY = re.compile(r"\{\s*(?:mode\s*=\s*(?:default|highest)"
+_ACCURACY = regex_cache.compile(r"\{\s*(?:mode\s*=\s*(?:default|highest)"
                        r"|tolerance\s*=\s*\{\s*(?:(?:rtol|atol|ulps)\s*=\s*[-+.\deE]+\s*,?\s*)+\})\s*\}",
                        re.IGNORECASE)
 
@@ -152,7 +153,7 @@ def _scalar_operand(instr: Instruction, comp: Computation) -> bool:
     return operand is not None and operand.shape.is_array and not operand.shape.dims
 
 
-_NAMES = re.compile(r"%?([^\s{},%]+)")
+_NAMES = regex_cache.compile(r"%?([^\s{},%]+)")
 _API_VERSIONS = frozenset({"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
                            "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"})
 

@@ -3,16 +3,16 @@ and per computation, also from parts of a module counted apart (stats.halves).""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any
 
+from hloscope._speed import regex_cache
 from hloscope.cost.flops import custom_call_flop_gap, has_flop_model
 from hloscope.cost.library import is_library_call
 from hloscope.ir import Computation, Instruction, Module
 
 # XLA prints a fusion's kind first: read there, the key cannot be inside another value.
-_KIND_FIRST = re.compile(r",[ \t]*kind=([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:,|$)")
+_KIND_FIRST = regex_cache.compile(r",[ \t]*kind=([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:,|$)")
 
 
 def _kind(instr: Instruction) -> str | None:

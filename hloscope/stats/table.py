@@ -189,16 +189,15 @@ def _instructions(native, text: str, where: list[tuple[int, str]],
                   reread: dict[int, Instruction]) -> list[Instruction]:
     """The instructions of lines (line, computation), as the parse builds them."""
     raws = native.line_texts(text, [line for line, _ in where])
-    return [reread.get(line) or _instruction(native, raw, line, comp)
-            for (line, comp), raw in zip(where, raws)]
-
-
-def _instruction(native, raw: str, line: int, comp: str) -> Instruction:
-    item = native.lines(raw)[0]
-    instr = _read(item, line, comp) if item.__class__ is tuple and len(item) == 11 else None
-    if instr is None:
-        raise _Unsure
-    return instr
+    items = native.lines("\n".join(raws)) if raws else []  # (one call: a line each)
+    out = []
+    for (line, comp), item in zip(where, items):
+        instr = reread.get(line) or (_read(item, line, comp) if item.__class__ is tuple
+                                     and len(item) == 11 else None)
+        if instr is None:
+            raise _Unsure
+        out.append(instr)
+    return out
 
 
 def _read(item: tuple, line: int, comp: str) -> Instruction | None:

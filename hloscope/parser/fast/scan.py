@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from hloscope._speed import regex_cache
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.instruction import CALL_KEYS, NAME
 from hloscope.ir.opcodes import LITERAL_OPCODES
@@ -48,16 +49,16 @@ from hloscope.parser.text import (
 )
 
 _NAME = rf"%?{NAME}"
-_NAME_RE = re.compile(_NAME)
-_OPERAND_RE = re.compile(rf"{_NAME}(?:#[0-9]+)*")  # `%x#0`: a tuple element (parser.tuple_refs)
-_INSTR_HEAD = re.compile(rf"(\s*)(ROOT\s+)?({_NAME})\s*=\s*")
-_ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?")
-_OPCODE = re.compile(rf"\s+({_NAME})\(")
-_COMP_HEAD = re.compile(rf"\s*(ENTRY\s+)?({_NAME})\s*(.*?)\s*\{{\s*$")
-_ATTR = re.compile(rf"\s*({_NAME})\s*=\s*")
-_MODULE = re.compile(rf"\s*HloModule\s+({_NAME}):?\s*(.*)$", re.S)
-_STRING_ENTRY = re.compile(r'\s*(-?\d+)\s+("(?:[^"\\]|\\.)*")\s*$')
-_RECORD_ENTRY = re.compile(r"\s*(-?\d+)\s+\{(.*)\}\s*$")
+_NAME_RE = regex_cache.compile(_NAME)
+_OPERAND_RE = regex_cache.compile(rf"{_NAME}(?:#[0-9]+)*")  # `%x#0`: a tuple element (parser.tuple_refs)
+_INSTR_HEAD = regex_cache.compile(rf"(\s*)(ROOT\s+)?({_NAME})\s*=\s*")
+_ARRAY_SHAPE = regex_cache.compile(r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?")
+_OPCODE = regex_cache.compile(rf"\s+({_NAME})\(")
+_COMP_HEAD = regex_cache.compile(rf"\s*(ENTRY\s+)?({_NAME})\s*(.*?)\s*\{{\s*$")
+_ATTR = regex_cache.compile(rf"\s*({_NAME})\s*=\s*")
+_MODULE = regex_cache.compile(rf"\s*HloModule\s+({_NAME}):?\s*(.*)$", re.S)
+_STRING_ENTRY = regex_cache.compile(r'\s*(-?\d+)\s+("(?:[^"\\]|\\.)*")\s*$')
+_RECORD_ENTRY = regex_cache.compile(r"\s*(-?\d+)\s+\{(.*)\}\s*$")
 _SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
 
 

@@ -14,6 +14,7 @@ import re
 from functools import cache, lru_cache
 from math import prod
 
+from hloscope._speed import regex_cache
 from hloscope.ir.shape import COMBINE_DIM, Layout, Shape
 
 INT64_MAX = (1 << 63) - 1
@@ -25,7 +26,7 @@ def _array() -> re.Pattern[str]:
     from hloscope.parser.grammar.source import terminal_source
 
     types = terminal_source("TYPE_LB")[0].removesuffix(r"\[")
-    return re.compile(
+    return regex_cache.compile(
         rf"({types})\[((?:[0-9]+(?:,[0-9]+)*)?)\]"
         r"(?:\{(?=[0-9:])((?:[0-9]+(?:,[0-9]+)*)?)(?::((?:T(?:\((?:[0-9]+|\*)(?:,(?:[0-9]+|\*))*\))+"
         r"|[SE]\([0-9]+\))*))?\})?"
@@ -34,10 +35,10 @@ def _array() -> re.Pattern[str]:
 
 # One piece of `shape, shape, ...`: loose, for the boundaries only (fast_shape then
 # checks each piece; pieces joined by ", " are the whole text, so the split is sound).
-_PIECE = re.compile(r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))(?:, |$)")
+_PIECE = regex_cache.compile(r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?|\((?:[^()]|\([^()]*\))*\))(?:, |$)")
 
 
-_ITEM = re.compile(r"([TSE])((?:\([^()]*\))+)")
+_ITEM = regex_cache.compile(r"([TSE])((?:\([^()]*\))+)")
 
 
 def _layout(m2m: str, items: str | None, rank: int) -> Layout | None:
