@@ -83,6 +83,7 @@ class _Walk:
         self.inner: dict[int, dict[int, int]] = {}  # step -> callee peak per space
         self.callees: dict[int, list[_Walk]] = {}  # step -> the walks of what it calls
         self.outer = outer  # parameter leaves of a callee: the caller's buffers (not counted)
+        self.by_name = comp.by_name  # (each instruction's operands are looked up in it)
         self.sharing: list[tuple[int, int, int]] = []  # (step, operand buffer, result buffer)
         # GPU: (operand buffer, result buffer) pairs the result may be written over where the
         # operand dies, by XLA's rule even through a get-tuple-element: an output's
@@ -116,7 +117,7 @@ class _Walk:
 
     def value(self, instr: Instruction, step: int) -> list[int]:
         op = instr.opcode
-        by_name = self.comp.by_name
+        by_name = self.by_name
         operands = [by_name[o] for o in instr.operands]  # (the parser: each defined before its use)
         if op not in _NAMING and not op.endswith(_ASYNC_PARTS):  # (most: one new value)
             return self._made(instr, step, operands)
@@ -262,9 +263,10 @@ class _Walk:
         fresh = self.new(instr, step)
         out: list[int] = []
         k = 0
+        carried = carried_element(instr.opcode)
         for e, element in enumerate(elements):
             n = leaf_count(element)
-            if e == carried_element(instr.opcode):
+            if e == carried:
                 mine = [b for o in operands for b in self.values[o.name]]
                 if len(mine) == n:
                     for b in fresh[k:k + n]:
