@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hloscope._speed.nogc import no_cyclic_gc
+from hloscope._speed.nogc import keep_out_of_gc, no_cyclic_gc
 
 
 class Peer:
@@ -160,5 +160,6 @@ class Ahead:
                 if self.gc_was_enabled:
                     import gc
 
+                    keep_out_of_gc()  # (what was made while the collector was held off)
                     gc.enable()
         return self.verdict

@@ -82,19 +82,6 @@ def tune_gc() -> None:
         gc.set_threshold(200_000, 30, 30)
 
 
-def keep_out_of_gc() -> None:
-    """With the tricks on, what the process holds now (the modules a command just parsed:
-    hundreds of thousands of objects without reference cycles) is left out of the cyclic
-    collector's walks (`gc.freeze`): the scan runs with the collector paused, and the first
-    young collection after it walked every instruction it made (22 ms of `memory` on
-    Mixtral). For the CLI's one-shot process: frozen objects are still freed by reference
-    counting when dropped."""
-    if enabled():
-        import gc
-
-        gc.freeze()
-
-
 def after_output(work: Callable[[], None]) -> None:
     """Have run_command do `work` after the command's output is flushed (the cache's
     deferred writes: see hloscope.cache.write_in_background)."""
@@ -113,6 +100,9 @@ def one_blas_thread() -> None:
 def run_command(main: Callable[[], object]) -> int:
     """Run `main` (a CLI app) and return its exit code; with the tricks on, never returns:
     flushes, does the work registered with after_output, and leaves at once."""
+    from hloscope._speed.nogc import one_shot
+
+    one_shot()
     tune_gc()
     one_blas_thread()
     try:

@@ -129,7 +129,6 @@ def load_file(path: Path, strict: bool = False, read: tuple[bytes, str] | None =
     the file when the caller has read it. In the default mode the checks after the scan
     may still be running beside the command (hloscope.parser.load.load_checked_ahead):
     `settle` waits for them, and `emit` and `guard` call it before they print."""
-    from hloscope._speed.process import keep_out_of_gc
     from hloscope.parser import ParseError
     from hloscope.parser.load import load_checked_ahead
 
@@ -142,7 +141,6 @@ def load_file(path: Path, strict: bool = False, read: tuple[bytes, str] | None =
     except ParseError as e:
         fail_located(e)
     _state["settle"] = (path, rest)
-    keep_out_of_gc()  # (the modules: no cycles, never to be walked by the collector)
     return modules
 
 
