@@ -615,7 +615,8 @@ def test_debug_table_records_read_as_the_grammar_reads_them():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["a", "", "b c", "\r", "%x = f32[] parameter(0)"]), max_size=8),
+@given(st.lists(st.sampled_from(["a", "", "b c", "\r", "%x = f32[] parameter(0)", "é"]),
+                max_size=8),
        st.booleans())
 def test_lines_by_offset_equal_the_split_lines(parts, final_break):
     """lint's lines (found through the offsets of the line breaks) are the lines the parser
@@ -640,6 +641,21 @@ def test_lines_of_real_dumps_equal_their_splitlines():
     for path in fixture_files()[:20] + corpus_files()[:10]:
         text = path.read_text()
         assert list(Lines(text)) == text.splitlines(), path
+
+
+def test_line_breaks_found_by_the_core_are_the_patterns():
+    """The compiled core's line breaks (ASCII texts) are the ones the pattern finds, on real
+    dumps; a text with other characters (character offsets are not byte offsets there) is
+    left to the pattern."""
+    from array import array
+
+    from hloscope.parser.text import _BREAK, line_breaks
+
+    texts = [p.read_text(encoding="utf-8", errors="replace")
+             for p in fixture_files()[:20] + corpus_files()[:10]]
+    texts += ["", "a", "\n", "a\nb\n\n", 'x = "é"\ny\n']
+    for text in texts:
+        assert line_breaks(text) == array("q", (m.start() for m in _BREAK.finditer(text)))
 
 
 # -- the bracket walkers of hloscope.parser.text, against a character-by-character reading

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from array import array
 from collections.abc import Sequence
 from typing import Any
@@ -178,6 +179,21 @@ def scalar_text(kind: str, text: str) -> Any:
     return text
 
 
+def line_breaks(text: str) -> array:
+    """The offsets of the text's `\n`s: found by the compiled core for an ASCII text (a
+    30 MB dump's 190,000 breaks in a few ms; a match object each costs 30 ms), else here."""
+    from hloscope._speed import native
+
+    core = native()
+    if core is not None and hasattr(core, "line_breaks") and text.isascii():
+        out = array("q")
+        out.frombytes(core.line_breaks(text))
+        if sys.byteorder != "little":
+            out.byteswap()
+        return out
+    return array("q", (m.start() for m in _BREAK.finditer(text)))
+
+
 class Lines(Sequence[str]):
     """A text's lines by index, as `text.split("\\n")` numbers them (the parser's line
     numbers; a final line break ends the last line, a `\\r` before a break is dropped),
@@ -192,7 +208,7 @@ class Lines(Sequence[str]):
 
     def _ends(self) -> array:
         if self._breaks is None:
-            self._breaks = array("q", (m.start() for m in _BREAK.finditer(self.text)))
+            self._breaks = line_breaks(self.text)
         return self._breaks
 
     def __len__(self) -> int:

@@ -489,6 +489,21 @@ mod python {
         })
     }
 
+    /// The byte offsets of the text's line breaks (`\n`), one little-endian i64 each: the
+    /// index `hloscope.parser.text.Lines` keeps, for an ASCII text (whose byte offsets are
+    /// Python's character offsets: Python asks for no other).
+    #[pyfunction]
+    fn line_breaks<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes: Vec<u8> = py.allow_threads(|| {
+            guarded(|| {
+                memchr::memchr_iter(b'\n', text.as_bytes())
+                    .flat_map(|at| (at as i64).to_le_bytes())
+                    .collect()
+            })
+        })?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
     /// The texts of lines `numbers` (1-based, any order) of a text.
     #[pyfunction]
     fn line_texts(text: &str, numbers: Vec<usize>) -> Vec<&str> {
@@ -514,6 +529,7 @@ mod python {
         m.add_function(wrap_pyfunction!(place, m)?)?;
         m.add_function(wrap_pyfunction!(checks, m)?)?;
         m.add_function(wrap_pyfunction!(line_texts, m)?)?;
+        m.add_function(wrap_pyfunction!(line_breaks, m)?)?;
         Ok(())
     }
 }
