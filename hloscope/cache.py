@@ -95,6 +95,14 @@ def _code_salt() -> str:
     return h.hexdigest()[:16]
 
 
+def digest(data: bytes) -> bytes:
+    """A file's bytes as the keys made from it hold them (`key(digest(data), ...)`): hashed
+    once, however many keys a run makes of one file (lint's findings and its modules)."""
+    import hashlib
+
+    return hashlib.sha256(data).digest()
+
+
 def key(*parts: bytes | str) -> str:
     import hashlib
 

@@ -165,7 +165,8 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     from hloscope.parser.files import read
 
     data = read(path)
-    k = cache.key(data, _options_key(opts, path)) if cache.is_enabled() and opts.trace is None else ""
+    digest = cache.digest(data) if cache.is_enabled() else None  # (one hash, both keys)
+    k = cache.key(digest, _options_key(opts, path)) if digest and opts.trace is None else ""
     hit = cache.get("lint", k) if k else None
     if hit is not None:  # (the same text may have been linted under another name)
         from dataclasses import replace
@@ -186,7 +187,8 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
         check_values(modules, lines, str(path))
 
     # (the checks in a second process while the rules run, when it may fork)
-    modules, settle = load_checked_ahead(path, data, text, typed, strict=opts.strict)
+    modules, settle = load_checked_ahead(path, data, text, typed, strict=opts.strict,
+                                         digest=digest)
     del data  # (the file's bytes: the text and the modules are what is needed now)
     try:
         index, notes = _trace(opts, modules, chip)

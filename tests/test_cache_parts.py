@@ -77,6 +77,25 @@ def test_keys_tell_their_parts_apart():
     assert len(cache.key("x")) == 64 and cache.key("x") == cache.key("x")
 
 
+def test_a_lint_hashes_its_file_once_for_both_keys(cache_in, monkeypatch):
+    """lint keys its findings and the parsed modules by the same file: one hash of its
+    bytes (a 31 MB dump's is 40 ms), and a second lint finds both entries."""
+    from hloscope.lint import LintOptions, lint_files
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "tpu" / "mlp_v5e.hlo.txt"
+    size = path.stat().st_size
+    hashed: list[int] = []
+    real = cache.digest
+    monkeypatch.setattr(cache, "digest", lambda data: hashed.append(len(data)) or real(data))
+    monkeypatch.setitem(cache._state, "enabled", True)
+    first = lint_files([path], LintOptions())
+    assert hashed == [size]
+    cache.write_now()
+    assert {p.name for p in cache_in.iterdir()} >= {"lint", "modules"}
+    again = lint_files([path], LintOptions())
+    assert [f.fingerprint for f in again.findings] == [f.fingerprint for f in first.findings]
+
+
 def test_large_entries_wait_for_the_output_only_when_asked(cache_in, monkeypatch):
     monkeypatch.setitem(cache._state, "background", True)
     cache.put("modules", "now", 1)  # not marked large: written at once

@@ -258,12 +258,14 @@ def load(path: str | Path, strict: bool = False, data: bytes | None = None,
     return modules
 
 
-def _cached(path: str | Path, data: bytes, strict: bool) -> tuple[str, list[Module] | None]:
+def _cached(path: str | Path, data: bytes, strict: bool,
+            digest: bytes | None = None) -> tuple[str, list[Module] | None]:
     """(the cache key of the file's modules, "" when the cache is off; the modules kept
-    under it, named after `path`, or None)."""
+    under it, named after `path`, or None); `digest`: cache.digest(data), when made."""
     from hloscope import cache
 
-    k = cache.key(data, "strict" if strict else "fast") if cache.is_enabled() else ""
+    k = cache.key(digest or cache.digest(data), "strict" if strict else "fast") \
+        if cache.is_enabled() else ""
     modules = cache.get("modules", k) if k else None
     for m in modules or ():
         m.path = str(path)
@@ -272,7 +274,7 @@ def _cached(path: str | Path, data: bytes, strict: bool) -> tuple[str, list[Modu
 
 def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | None = None,
                        more: Callable[[list[Module]], None] | None = None, strict: bool = False,
-                       ) -> tuple[list[Module], Callable[[], None]]:
+                       digest: bytes | None = None) -> tuple[list[Module], Callable[[], None]]:
     """`load`, then `more` (such as check_values), where in the default mode the checks
     after the scan (validate, then `more`) run in a forked child (hloscope._speed.fork.Ahead)
     while the caller works on the modules. Returns the modules and `settle`, which the
@@ -286,7 +288,7 @@ def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | 
 
     if data is None:
         data = read(path)
-    k, modules = _cached(path, data, strict)
+    k, modules = _cached(path, data, strict, digest)
     if modules is None:
         if text is None:
             text = decode(data, str(path))
