@@ -330,51 +330,7 @@ fn whole(s: &str) -> bool {
 /// the line holds what this does not model (an open string or comment, a quote or backslash
 /// in a single-quoted string).
 pub fn uncommented(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let slash = memchr::memchr(b'/', b).is_some() && (s.contains("/*") || s.contains("//"));
-    if !slash && memchr::memchr(b'\'', b).is_none() {
-        return None;
-    }
-    let mut out = String::with_capacity(s.len());
-    let (mut i, mut kept, mut cut) = (0, 0, false);
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                let mut j = i + 1;
-                while j < b.len() && b[j] != b'"' {
-                    j += if b[j] == b'\\' { 2 } else { 1 };
-                }
-                if j >= b.len() {
-                    return None;
-                }
-                i = j + 1;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let end = i + 2 + s[i + 2..].find("*/")? + 2;
-                out.push_str(&s[kept..i]);
-                (i, kept, cut) = (end, end, true);
-            }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                out.push_str(&s[kept..i]);
-                return Some(out);
-            }
-            b'\'' => {
-                let inner = &s[i + 1..i + 1 + s[i + 1..].find('\'')?];
-                if inner.contains(['"', '\\']) {
-                    return None;
-                }
-                out.push_str(&s[kept..i]);
-                out.push('"');
-                out.push_str(inner);
-                out.push('"');
-                i += inner.len() + 2;
-                (kept, cut) = (i, true);
-            }
-            _ => i += 1,
-        }
-    }
-    out.push_str(&s[kept..]);
-    cut.then_some(out) // (comment marks or quotes inside strings only: the line as it is)
+    crate::lines::rewrite(s, true)
 }
 
 /// An instruction line whose operands are typed with a tuple among them (`while((s32[],

@@ -166,10 +166,14 @@ mod python {
                     .collect()
             })
         })?;
-        let mut again: Map<usize, Line> = uncommented
-            .iter()
-            .filter_map(|(k, t)| crate::lines::uncommented(t).map(|l| (*k, l)))
-            .collect();
+        let mut again: Map<usize, Line> = py.allow_threads(|| {
+            guarded(|| {
+                uncommented
+                    .iter()
+                    .filter_map(|(k, t)| crate::lines::uncommented(t).map(|l| (*k, l)))
+                    .collect()
+            })
+        })?;
         // one Python string per distinct text: an operand is the name its instruction was
         // given (one object, not a copy per use), and a layer's shapes and opcodes repeat
         let mut strings: Map<&str, Bound<'py, PyString>> =

@@ -384,14 +384,36 @@ pub fn line_at<'a>(text: &'a str, starts: &[usize], k: usize) -> Option<&'a str>
 /// are), or None when there is none to take out, or the line holds what this does not model
 /// (a string or a `/*` left open: Python decides those).
 pub fn strip_comments(s: &str) -> Option<String> {
+    rewrite(s, false)
+}
+
+/// `strip_comments`, and with `quotes` each single-quoted string written with double quotes
+/// (`mesh['axis_0'=2]`, for the checks' reader: `check::uncommented`): None when nothing is
+/// taken out or rewritten, or the line holds what this does not model (a string or `/*`
+/// left open, with `quotes` a quote or backslash inside a single-quoted string).
+pub(crate) fn rewrite(s: &str, quotes: bool) -> Option<String> {
     let b = s.as_bytes();
-    if memchr::memmem::find(b, b"/*").is_none() && memchr::memmem::find(b, b"//").is_none() {
+    let slash =
+        memchr::memmem::find(b, b"/*").is_some() || memchr::memmem::find(b, b"//").is_some();
+    if !(slash || quotes && memchr::memchr(b'\'', b).is_some()) {
         return None;
     }
     let mut out = String::with_capacity(s.len());
     let (mut i, mut kept, mut cut) = (0, 0, false);
     while i < b.len() {
         match b[i] {
+            b'\'' if quotes => {
+                let inner = &s[i + 1..i + 1 + s[i + 1..].find('\'')?];
+                if inner.contains(['"', '\\']) {
+                    return None;
+                }
+                out.push_str(&s[kept..i]);
+                out.push('"');
+                out.push_str(inner);
+                out.push('"');
+                i += inner.len() + 2;
+                (kept, cut) = (i, true);
+            }
             q @ (b'"' | b'\'') => {
                 let mut j = i + 1;
                 while j < b.len() && b[j] != q {
@@ -415,7 +437,7 @@ pub fn strip_comments(s: &str) -> Option<String> {
         }
     }
     out.push_str(&s[kept..]);
-    cut.then_some(out)
+    cut.then_some(out) // (comment marks or quotes inside strings only: the line as it is)
 }
 
 /// A line `line` leaves to Python because of its comments, read with them taken out
