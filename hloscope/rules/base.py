@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hloscope.resources import rule_docs_dir
+from hloscope.rules.options import RuleOptions, option_names
 from hloscope.stage import AFTER, BEFORE, Stage, detect_stage
 
 if TYPE_CHECKING:  # (a lint answered from the cache unpickles findings and loads no IR)
@@ -207,8 +208,7 @@ class Rule:
     # others it is a compiler artifact and the rule is skipped, with a note.
     stages: ClassVar[frozenset[str]] = frozenset({BEFORE, AFTER})
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         pass
 
     def __init__(self, options: Any = None) -> None:
@@ -217,7 +217,7 @@ class Rule:
     @classmethod
     def make_options(cls, values: dict[str, Any]) -> Any:
         """Options from a config table; unknown keys are an error, not ignored."""
-        known = {f.name for f in fields(cls.Options)} if is_dataclass(cls.Options) else set()
+        known = set(option_names(cls.Options))
         unknown = set(values) - known
         if unknown:
             raise ValueError(f"{cls.code} ({cls.name}) has no option(s) {', '.join(sorted(unknown))}; "

@@ -4,9 +4,9 @@ that let XLA's TPU compiler overlap them."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import AFTER
 from hloscope.rules.registry import register
 
@@ -30,8 +30,7 @@ class AsyncCollectiveFlags(ModuleRule):
     summary = "exposed all-gathers and the async collective fusion flags unset or contradictory"
     stages = frozenset({AFTER})
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         pass
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from math import ceil, prod
 
 from hloscope.cost.roofline import compute_peak
 from hloscope.ir import Instruction
 from hloscope.rules.base import Finding, InstructionRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import human_seconds, matmul_dims
 from hloscope.rules.registry import register
 
@@ -47,8 +48,7 @@ class TritonTileWaste(InstructionRule):
     summary = "Triton GEMM tiles larger than the output, or a grid whose last wave idles most SMs"
     targets = frozenset({"fusion"})
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         max_waste: float = 0.25  # share of the tiles' work that is overhang
         min_wave_efficiency: float = 0.75  # grid / (waves x SMs) over more than one wave
         min_flops: float = 1e8  # smaller GEMMs: a note (info), not a warning

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.cost.layout import padded_bytes
 from hloscope.ir import Instruction
 from hloscope.rules.base import Finding, InstructionRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import (
     copy_io,
     human_bytes,
@@ -33,8 +33,7 @@ class DefensiveCopy(InstructionRule):
     stages = frozenset({AFTER})  # layouts and copies are XLA's after optimization
     targets = frozenset({"copy", "copy-start"})
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_bytes: int = 1024  # smaller copies (loop counters) are not worth a finding
 
     def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.cost.layout import memory_leaves
 from hloscope.ir.opcodes import ALIASING
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import human_bytes
 from hloscope.rules.registry import register
 from hloscope.stage import AFTER
@@ -23,8 +23,7 @@ class PaddingWaste(ModuleRule):
     summary = "tiled layout pads a buffer far beyond its data (e.g. 8 lanes padded to 128)"
     stages = frozenset({AFTER})  # layouts and copies are XLA's after optimization
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         ratio: float = 2.0
         min_bytes: int = 1 << 20  # wasted bytes
 

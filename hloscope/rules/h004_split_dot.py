@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
 from hloscope.cost.aggregate import parse_op_name
 from hloscope.cost.flops import ELEMENTWISE
 from hloscope.ir import Instruction
 from hloscope.rules.base import MATMUL, Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import contains_matmul, matmul_unit
 from hloscope.rules.registry import register
 from hloscope.source import source_of
@@ -197,10 +198,9 @@ class SplitDot(ModuleRule):
     severity = Severity.INFO
     summary = "several matmuls share an operand (e.g. separate Q/K/V projections), or more than expected"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_group: int = 2
-        expect: dict[str, int] = field(default_factory=dict)  # {"dot": 2}: at most 2 matmuls
+        expect: Mapping[str, int] = MappingProxyType({})  # {"dot": 2}: at most 2 matmuls
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
         yield from self._shared_operand(ctx)

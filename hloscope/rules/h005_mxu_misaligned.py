@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from math import prod
 
 from hloscope.cost.roofline import compute_peak
 from hloscope.ir import Instruction
 from hloscope.rules.base import MATMUL, Finding, InstructionRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import human_seconds, matmul_dims, mxu_size, sublanes
 from hloscope.rules.registry import register
 
@@ -24,8 +24,7 @@ class MxuMisaligned(InstructionRule):
     targets = MATMUL
     include_fused = True
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_utilization: float = 0.9
         min_flops: float = 1e8  # smaller matmuls are not worth a finding
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
 
 from hloscope.cost.sharing import in_place
 from hloscope.ir import Computation, Instruction
 from hloscope.ir.opcodes import async_shorthand
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.registry import register
 
 _SKIP = frozenset({
@@ -73,8 +73,7 @@ class DuplicateComputation(ModuleRule):
     severity = Severity.INFO
     summary = "identical instructions (same opcode, operands, attributes) computed more than once"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_elements: int = 1024  # smaller duplicates are too cheap to matter
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:

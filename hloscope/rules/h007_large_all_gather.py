@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import collective_instruction, human_bytes, ici_time
 from hloscope.rules.registry import register
 
@@ -20,8 +21,7 @@ class LargeAllGather(ModuleRule):
     severity = Severity.WARNING
     summary = "all-gather whose result exceeds a size (e.g. a whole weight on every chip)"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         max_bytes: int = 32 << 20
         per_layer: int = 3  # this many same-shaped gathers: per-layer (FSDP) gathering
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import collective_instruction, human_bytes, ici_time
 from hloscope.rules.registry import register
 
@@ -19,8 +20,7 @@ class ExposedCollective(ModuleRule):
     severity = Severity.WARNING
     summary = "collective that no compute overlaps: synchronous, or start/done back to back"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_bytes: int = 256 << 10  # bytes moved per device
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:

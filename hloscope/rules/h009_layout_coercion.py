@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.ir import Instruction
 from hloscope.rules.base import Finding, InstructionRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import human_bytes
 from hloscope.rules.registry import register
 
@@ -26,8 +26,7 @@ class LayoutCoercion(InstructionRule):
     summary = "transpose/reshape/copy chain that only reorders data for a dot or fusion"
     targets = frozenset({"transpose"})
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_bytes: int = 4096
 
     def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:

@@ -4,13 +4,13 @@ several bf16 MXU passes; on a GPU, f32 at HIGHEST runs without TF32 tensor cores
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.cost.library import GEMM
 from hloscope.cost.precision import matmul_kind, peak_for
 from hloscope.cost.roofline import matmul_spec
 from hloscope.ir import Instruction, Shape
 from hloscope.rules.base import MATMUL, Finding, InstructionRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.registry import register
 
 
@@ -33,8 +33,7 @@ class F32Matmul(InstructionRule):
     targets = MATMUL | {"custom-call"}  # (a cuBLAS gemm: what XLA GPU makes of a dot)
     include_fused = True
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_flops: float = 1e8
 
     def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:

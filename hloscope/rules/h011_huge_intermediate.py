@@ -4,12 +4,12 @@ larger than the program's inputs."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.cost.layout import padded_bytes
 from hloscope.ir import Instruction, Shape
 from hloscope.ir.opcodes import ALIASING
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import hbm_capacity, human_bytes, human_seconds
 from hloscope.rules.registry import register
 from hloscope.stage import AFTER
@@ -28,8 +28,7 @@ class HugeIntermediate(ModuleRule):
     summary = "materialized [.., S, S] attention scores or [.., vocab] logits: flash attention / chunked loss"
     stages = frozenset({AFTER})  # before optimization every value looks materialized
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         hbm_fraction: float = 0.01  # of the chip's HBM (16 GiB without --chip)
         min_ratio: float = 4.0  # times the largest parameter of the same computation
         min_seq: int = 512  # the S of [.., S, S]

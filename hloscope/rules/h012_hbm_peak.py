@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import hbm_capacity, human_bytes
 from hloscope.rules.registry import register
 from hloscope.stage import AFTER
@@ -24,8 +25,7 @@ class HbmPeak(ModuleRule):
     summary = "the static HBM peak (arguments, outputs, live temporaries) is over or within 5% of the chip's HBM"
     stages = frozenset({AFTER})  # the schedule, and so the peak, exists after optimization
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         margin: float = 0.05  # warn from (1 - margin) x HBM
         # JAX's GPU allocator takes this share of a GPU's memory unless told otherwise
         # (XLA_PYTHON_CLIENT_MEM_FRACTION, default .75; XLA's GPU compiler itself warns past 80%)

@@ -4,10 +4,11 @@ floor, so the program spends its time on the ops' fixed cost, not on their work.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hloscope.cost.roofline import has_row, op_floor, op_times, runs_alone
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.registry import register
 from hloscope.stage import AFTER
 from hloscope.units import human_seconds
@@ -26,8 +27,7 @@ class LoopOverhead(ModuleRule):
     summary = "a loop of many trips of tiny ops: the per-op floor, not the work, sets its time"
     stages = frozenset({AFTER})  # (ops are fused, and so counted as they run, after optimization)
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_trips: int = 64
         min_seconds: float = 100e-6  # the loop's per-op overhead in a step
         min_share: float = 0.5  # of the loop's time that is overhead

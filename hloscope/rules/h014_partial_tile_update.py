@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.ir import Instruction
 from hloscope.rules.base import Finding, InstructionRule, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import (
     human_bytes,
     layout_key,
@@ -30,8 +30,7 @@ class PartialTileUpdate(InstructionRule):
     stages = frozenset({AFTER})  # tiles are the TPU compiler's, after layout assignment
     targets = frozenset({"dynamic-update-slice"})
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_bytes: int = 1 << 20  # whole-tile traffic per update below this is left alone
 
     def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import KernelRule, human_bytes
 from hloscope.rules.registry import register
 
@@ -19,8 +19,7 @@ class VregSpillRisk(KernelRule):
     severity = Severity.WARNING
     summary = "vector values far larger than the vreg file (e.g. a (1024,512) f32 tile)"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         max_bytes: int = 1 << 20  # 4x the 256 KiB register file of v4/v5 cores
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import KernelRule, human_bytes
 from hloscope.rules.registry import register
 
@@ -19,8 +19,7 @@ class ShortPipeline(KernelRule):
     severity = Severity.INFO
     summary = "too few grid steps for DMA/compute overlap to amortise fill and drain"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_steps: int = 4
         min_block_bytes: int = 1 << 20  # small transfers cost little even when exposed
 

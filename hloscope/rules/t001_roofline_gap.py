@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import TraceRule, human_seconds
 from hloscope.rules.registry import register
 
@@ -19,8 +20,7 @@ class RooflineGap(TraceRule):
     severity = Severity.WARNING
     summary = "measured time far above the op's roofline bound (compute or memory)"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         # the kernel-profiling guides' thresholds: over 30% off the bound is a large gap,
         # 2x a red flag
         warning_ratio: float = 1.3

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import TraceRule, human_seconds
 from hloscope.rules.registry import register
 
@@ -19,8 +19,7 @@ class PipelineBubbles(TraceRule):
     severity = Severity.WARNING
     summary = "device idle between ops for more than 10% of steady-state step time"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         max_idle: float = 0.10
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.cost.category import COLLECTIVE_PREFIXES
 from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import TraceRule, human_seconds
 from hloscope.rules.registry import register
 
@@ -20,8 +20,7 @@ class ExposedCommunication(TraceRule):
     severity = Severity.WARNING
     summary = "async collective -done events that take time: compute waits for them"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_seconds: float = 1e-6
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:

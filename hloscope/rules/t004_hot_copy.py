@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import TraceRule, human_seconds
 from hloscope.rules.registry import register
 
@@ -19,8 +19,7 @@ class HotCopy(TraceRule):
     severity = Severity.WARNING
     summary = "copies/relayouts taking more than a share of step time"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_share: float = 0.05
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:

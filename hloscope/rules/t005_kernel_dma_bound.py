@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import TraceRule, human_seconds
 from hloscope.rules.registry import register
 
@@ -19,8 +19,7 @@ class KernelDmaBound(TraceRule):
     severity = Severity.WARNING
     summary = "a measured Pallas kernel blocked on DMA waits for a large share of its time"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         min_wait_share: float = 0.3
         min_seconds: float = 10e-6  # kernels shorter than this in all are left alone
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import TraceRule
 from hloscope.rules.registry import register
 
@@ -19,8 +19,7 @@ class KernelLowMxu(TraceRule):
     severity = Severity.WARNING
     summary = "a measured matmul-shaped Pallas kernel with low MXU utilization"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         max_mxu_percent: float = 25.0
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from hloscope.rules.base import Finding, RuleContext, Severity
+from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import TraceRule, human_seconds
 from hloscope.rules.registry import register
 
@@ -21,8 +21,7 @@ class KernelRooflineGap(TraceRule):
     severity = Severity.WARNING
     summary = "a measured Pallas kernel far above the roofline of its own body"
 
-    @dataclass(frozen=True)
-    class Options:
+    class Options(RuleOptions):
         ratio: float = 2.0
         min_seconds: float = 10e-6
 
