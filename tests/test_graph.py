@@ -85,3 +85,18 @@ def test_computation_users_and_positions_agree_with_the_graph_and_survive_no_pic
     copy.users()
     copy.instructions.append(extra)
     assert copy.users()[copy.root.name][-1] is extra and copy.positions()["extra.1"] == len(copy) - 1
+
+
+def test_users_of_some_instructions_are_users_lists_with_or_without_the_index():
+    """Computation.users_of(names): the same lists users() holds for those names, whether
+    the index was built (read from it) or not (one pass that builds no index); a name
+    nothing reads is absent, as in users()."""
+    (m,) = load(FIXTURES / "tpu" / "llm_v5p_big.hlo.txt")
+    comp = m.entry
+    names = [i.name for i in comp.instructions[::7]] + ["no.such"]
+    fresh = comp.users_of(names)
+    assert comp._users is None  # (no index made)
+    index = comp.users()
+    expected = {n: index[n] for n in names if n in index}
+    assert fresh == expected and comp.users_of(names) == expected
+    assert comp.users_of([]) == {} and set(expected) < set(names)

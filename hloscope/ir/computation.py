@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from hloscope.ir.instruction import Instruction
@@ -60,6 +61,26 @@ class Computation:
                     users.setdefault(o, []).append(instr)
             self._users = (n, users)
         return self._users[1]
+
+    def users_of(self, names: Collection[str]) -> dict[str, list[Instruction]]:
+        """The users of just these instructions, as `users()` gives them: read from it when
+        it is built already, else found in one pass that keeps nothing (an analysis that
+        asks after a few collectives need not index a 40,000-instruction computation)."""
+        n = len(self.instructions)
+        if self._users is not None and self._users[0] == n:
+            every = self._users[1]
+            return {name: every[name] for name in names if name in every}
+        wanted = frozenset(names)
+        out: dict[str, list[Instruction]] = {}
+        if not wanted:
+            return out
+        for instr in self.instructions:
+            operands = instr.operands
+            if not wanted.isdisjoint(operands):
+                for o in operands:
+                    if o in wanted:
+                        out.setdefault(o, []).append(instr)
+        return out
 
     def positions(self) -> dict[str, int]:
         """Each instruction's position in the computation, by name (kept, as `users`)."""

@@ -221,11 +221,10 @@ def _chain_overlap(comp: Computation, fusions: list[Instruction], model: CostMod
     return count, flops
 
 
-def _scattered_by(module: Module, comp: Computation, instr: Instruction, n: int) -> str:
+def _scattered_by(module: Module, instr: Instruction, n: int, users: list[Instruction]) -> str:
     """The user that keeps 1/n of an all-reduce's result (a dynamic-slice, or a fusion rooted
     in one): TPU compiles a reduce-scatter so, and fuses the pair into one reduce-scatter
-    (XProf's "all-reduce-scatter fusion"); "" otherwise."""
-    users = comp.users().get(instr.name, ())
+    (XProf's "all-reduce-scatter fusion"); "" otherwise. `users`: the all-reduce's."""
     if len(users) != 1 or n < 2 or not instr.shape.is_array:
         return ""
     user = users[0]
@@ -238,6 +237,19 @@ def _scattered_by(module: Module, comp: Computation, instr: Instruction, n: int)
     if root is None or root.opcode != "dynamic-slice" or not user.shape.is_array:
         return ""
     return user.name if user.shape.num_elements * n == instr.shape.num_elements else ""
+
+
+def _users_asked(found: list[tuple[Computation, Instruction, str]]) -> dict[int, dict]:
+    """By id(computation): the users of its all-reduces (is one a reduce-scatter?) and of
+    its async starts (their dones), found together, once per computation."""
+    asked: dict[int, tuple[Computation, list[str]]] = {}
+    for comp, instr, op in found:
+        entry = asked.get(id(comp))
+        if entry is None:
+            entry = asked[id(comp)] = (comp, [])
+        if op == "all-reduce" or instr.opcode.endswith("-start"):
+            entry[1].append(instr.name)
+    return {key: comp.users_of(names) for key, (comp, names) in asked.items()}
 
 
 def analyze(module: Module, chip: Chip | None = None) -> Sharding:
@@ -289,6 +301,9 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     factors_seen: list[tuple[int, int]] = []
     source_cache: dict[int, dict] = {}  # collectives of one layer trace to the same parameters
     sizes: dict[tuple, tuple[int, int, float, str]] = {}  # (by shape ids: the module keeps them)
+    users = _users_asked(found)
+    links: dict[tuple, object] = {}  # (op, moved, n, id(groups)) -> link_time (groups kept)
+    kept: list[list] = []
     for comp, instr, op in found:
         groups, rg = read_groups[id(instr)]
         if rg is None or not rg.groups:  # (the default: every device; pairs are kept)
@@ -307,7 +322,8 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
             axis = ""
         operands = model.operand_shapes(instr)
         n = len(groups[0]) if groups and op != "collective-permute" else 2
-        scattered_by = _scattered_by(module, comp, instr, n) if op == "all-reduce" else ""
+        scattered_by = (_scattered_by(module, instr, n, users[id(comp)].get(instr.name, []))
+                        if op == "all-reduce" else "")
         op = "reduce-scatter" if scattered_by else op
         # (a layer's collectives repeat the last layer's shapes: sized once per signature)
         key = (op, instr.opcode, n, id(instr.shape), *map(id, operands))
@@ -334,7 +350,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
             overlap = _chain_overlap(where, fusions, model)
             sources = _sources_of(where, named, source_cache)
         elif is_async:
-            done_instr = next((u for u in comp.users().get(instr.name, ())
+            done_instr = next((u for u in users[id(comp)].get(instr.name, ())
                                if u.opcode.endswith("-done")), None)
             if done_instr is not None:
                 done = done_instr.name
@@ -342,7 +358,11 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
             if '"is_sync":true' in (instr.raw_attr("backend_config") or "").replace('\\"', '"').replace(" ", ""):
                 is_async, overlap = False, (0, 0.0)  # XLA GPU runs it in place (is_sync)
         group_list = [list(g) for g in groups]
-        link = link_time(chip, op, moved, n, group_list)
+        link_key = (op, moved, n, id(groups))  # (a layer's collectives repeat the last's)
+        link = links.get(link_key)
+        if link is None:
+            link = links[link_key] = link_time(chip, op, moved, n, group_list)
+            kept.append(groups)  # (its id stays its own while the key lives)
         collectives.append(Collective(
             module=module.name, computation=where.name, instruction=named.name, opcode=op,
             is_async=is_async, done=done,
