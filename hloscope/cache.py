@@ -21,7 +21,8 @@ _state = {"enabled": True,  # the CLI's --no-cache turns it off for the process
           "background": False,  # large entries written after the output (the CLI's)
           "hooked": False}  # _write_deferred registered with the after-output step
 _deferred: list[tuple[str, str, Any]] = []
-# (hashlib, pickle and tempfile are imported where used: a --no-cache run needs none)
+# (pickle and tempfile are imported where used: a --no-cache run needs none; the hashes are
+# BLAKE2b without hashlib's import, _speed.hashes)
 
 
 def set_enabled(enabled: bool) -> None:
@@ -82,9 +83,9 @@ def _code_salt() -> str:
     """hloscope's version, grammar and source: any change to them is a new cache. A source
     file stands by its size and modification time, as it does for Python's own .pyc check
     (reading all ~170 files on every run cost more than the rest of a cached lint)."""
-    import hashlib
+    from hloscope._speed.hashes import blake2b
 
-    h = hashlib.sha256(__version__.encode())
+    h = blake2b(__version__.encode())
     h.update(grammar_path().read_bytes())
     root = os.path.dirname(os.path.abspath(__file__))
     for folder, subfolders, names in os.walk(root):
@@ -98,15 +99,15 @@ def _code_salt() -> str:
 def digest(data: bytes) -> bytes:
     """A file's bytes as the keys made from it hold them (`key(digest(data), ...)`): hashed
     once, however many keys a run makes of one file (lint's findings and its modules)."""
-    import hashlib
+    from hloscope._speed.hashes import blake2b
 
-    return hashlib.sha256(data).digest()
+    return blake2b(data).digest()
 
 
 def key(*parts: bytes | str) -> str:
-    import hashlib
+    from hloscope._speed.hashes import blake2b
 
-    h = hashlib.sha256(_code_salt().encode())
+    h = blake2b(_code_salt().encode())
     for part in parts:
         h.update(b"\0")
         h.update(part if isinstance(part, bytes) else part.encode())

@@ -126,3 +126,43 @@ def test_a_disabled_cache_neither_reads_nor_writes(cache_in, monkeypatch):
     assert cache.get("modules", "k") is None and not cache.is_enabled()
     cache.put("modules", "k2", 2)
     assert not Path(cache_in / "modules" / "k2.pickle").exists()
+
+
+@pytest.mark.parametrize("plain", ["0", "1"])
+def test_the_hashes_are_hashlibs_without_importing_it(plain, monkeypatch):
+    """A finding's fingerprint is hashlib's SHA-1 of its parts and the cache's keys its
+    32-byte BLAKE2b, whichever module computes them (CPython's own _sha1 and _blake2, or
+    hashlib on the plain path); and a lint imports no hashlib (OpenSSL's load), the cache
+    on or off."""
+    import hashlib
+    import os
+    import random
+    import subprocess
+    import sys
+
+    from hloscope._speed.hashes import blake2b, sha1_hex
+
+    monkeypatch.setenv("HLOSCOPE_PLAIN", plain)
+    rng = random.Random(7)
+    for n in (0, 1, 63, 64, 65, 1000, 1 << 16):
+        data = bytes(rng.randrange(256) for _ in range(n))
+        assert sha1_hex(data) == hashlib.sha1(data).hexdigest()
+        h = blake2b(data[: n // 2])
+        h.update(data[n // 2:])
+        assert h.digest() == hashlib.blake2b(data, digest_size=32).digest()
+    assert cache.digest(b"hlo") == hashlib.blake2b(b"hlo", digest_size=32).digest()
+    if plain == "1":
+        return  # (the plain path imports hashlib: nothing more to see)
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    path = fixtures / "rules" / "H002" / "transpose_out_v5e.hlo.txt"  # (it has findings)
+    for enabled in (True, False):
+        probe = (f"import sys; from hloscope import cache; cache.set_enabled({enabled}); "
+                 "from hloscope.lint import LintOptions, lint_files; "
+                 f"r = lint_files([{str(path)!r}], LintOptions()); "
+                 "assert r.findings and all(len(f.fingerprint) == 40 for f in r.findings); "
+                 "print('hashlib' in sys.modules)")
+        env = {**os.environ, "HLOSCOPE_PLAIN": "0",
+               "HLOSCOPE_CACHE_DIR": tempfile.mkdtemp(prefix="hloscope-hash-")}
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                             env=env, check=True).stdout.strip()
+        assert out == "False", enabled

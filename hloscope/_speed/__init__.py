@@ -15,6 +15,7 @@ reaches into the interpreter itself.
 | a large module parsed or counted in two processes | process (may_fork, may_spawn), fork | one process |
 | a file's checks after the scan run in a forked child while the command works on it | fork (Ahead), process | checks first, in the process |
 | installed distributions scanned for rule plug-ins without importlib.metadata | plugins | importlib.metadata |
+| SHA-1 and BLAKE2b from CPython's own `_sha1` and `_blake2` (no OpenSSL load) | hashes | hashlib |
 | the compiled core (`hloscope_native`, native/): instruction lines read, temporaries placed in outputs | `native()` | the Python scanner, `placement.assign_plain` |
 """
 

@@ -6,12 +6,12 @@ rule and module; the other rules still run.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from hloscope._speed.hashes import sha1_hex
 from hloscope.ir import Instruction, Module
 from hloscope.parser.errors import ParseError
 from hloscope.rules.base import Finding, InstructionRule, ModuleRule, Rule, RuleContext, Severity
@@ -82,7 +82,7 @@ def identify(f: Finding, module: Module) -> Finding:
         if not pattern:  # nothing from the program: the callees' opcodes tell apart
             parts += [i.opcode for c in instr.called_computations if c in module.by_name
                       for i in module[c].instructions]
-    fingerprint = hashlib.sha1("\x1f".join(parts).encode()).hexdigest()
+    fingerprint = sha1_hex("\x1f".join(parts).encode())
     # (set in place, not replace()d: a rule's finding is the engine's alone until run
     # returns it, and a copy of its 15 frozen fields cost as much as the fingerprint)
     object.__setattr__(f, "fingerprint", fingerprint)
