@@ -64,6 +64,38 @@ def memory_part(comps: list[Computation], fused: frozenset[str], top: int = 5,
             "tables": tables if tables is not None and any(tables) else None}
 
 
+def hbm_upper_bound(module: Module, chip=None) -> int:
+    """A bound the static HBM peak (liveness.memory's hbm_bytes) cannot exceed, without its
+    walk: every HBM leaf of every result in the computations the walk visits (the entry and
+    what its loops, calls and conditionals run, each once) live at once, and the output
+    tuple's index table at its largest. Each buffer the walk counts (an argument, an
+    output, a temporary, a callee's at its caller's step) is one such leaf at most, once;
+    aliasing only takes bytes off. A rule judging the peak against a capacity need not walk
+    a module this bound already keeps under it."""
+    entry = module.entry
+    if entry is None:
+        return 0
+    total = 0
+    seen = {entry.name}
+    stack = [entry]
+    while stack:
+        comp = stack.pop()
+        for instr in comp.instructions:
+            for leaf in memory_leaves(instr.shape):
+                if leaf.memory_space == 0:
+                    total += leaf.padded_bytes
+            if instr.opcode in ("while", "conditional", "call"):
+                for name in instr.called_computations:
+                    callee = module.by_name.get(name)
+                    if callee is not None and name not in seen:
+                        seen.add(name)
+                        stack.append(callee)
+    root = entry.root
+    if root is not None and root.shape.is_tuple:
+        total += 4 * len(root.shape.elements) + (getattr(chip, "tuple_table_alignment", None) or 512)
+    return total
+
+
 def memory_total(parts: list[dict], top: int = 5) -> dict:
     """memory_facts from the parts of a module's computations."""
     per_space: dict[str, int] = defaultdict(int)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
+from hloscope.cost.memory import hbm_upper_bound
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.options import RuleOptions
 from hloscope.rules.helpers import hbm_capacity, human_bytes
@@ -34,12 +35,14 @@ class HbmPeak(ModuleRule):
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
         hbm = hbm_capacity(ctx)
         module = ctx.module  # (an entry with a root: the parser holds every module to that)
-        from hloscope.cost.liveness import memory  # (after optimization only)
-
-        r = memory(module, chip=ctx.chip)
         chip = ctx.chip or ctx.assumed_chip
         gpu = chip is not None and chip.platform == "gpu"
         usable = hbm * self.options.gpu_memory_fraction if gpu else hbm
+        if hbm_upper_bound(module, ctx.chip) < (1 - self.options.margin) * usable:
+            return  # (all its buffers at once would not come near: no peak to walk)
+        from hloscope.cost.liveness import memory  # (after optimization only)
+
+        r = memory(module, chip=ctx.chip)
         if r.hbm_bytes < (1 - self.options.margin) * usable:
             return
         over = r.hbm_bytes > hbm
