@@ -156,8 +156,8 @@ class RuleContext:
     @cached_property
     def matmul_computations(self) -> frozenset[str]:
         """Computations that hold a dot or convolution."""
-        return frozenset(c.name for c in self.module.computations
-                         if any(i.opcode in MATMUL for i in c.instructions))
+        return frozenset([c.name for c in self.module.computations for i in c.instructions
+                          if i.opcode in MATMUL])  # (one flat pass: no generator per computation)
 
     @cached_property
     def collectives(self) -> list:

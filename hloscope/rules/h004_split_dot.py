@@ -12,7 +12,7 @@ from hloscope.cost.flops import ELEMENTWISE
 from hloscope.ir import Instruction
 from hloscope.rules.base import MATMUL, Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.options import RuleOptions
-from hloscope.rules.helpers import contains_matmul, matmul_unit
+from hloscope.rules.helpers import matmul_unit
 from hloscope.rules.registry import register
 from hloscope.source import source_of
 
@@ -63,10 +63,7 @@ def _role(module, comp, user: Instruction, operand: str) -> tuple | None:
                   and i.parameter_number == number), None)
     if param is None:
         return None
-    users: dict[str, list[Instruction]] = defaultdict(list)
-    for i in callee.instructions:
-        for o in i.operands:
-            users[o].append(i)
+    users = callee.users()  # (kept: a fusion's other shared operands ask it again)
     elements = param.shape.num_elements if param.shape.is_array else -1
     frontier, seen = [param], {param.name}
     while frontier:  # (forward from the parameter through ops that keep its elements)
@@ -207,12 +204,15 @@ class SplitDot(ModuleRule):
         yield from self._over_budget(ctx)
 
     def _shared_operand(self, ctx: RuleContext) -> Iterator[Finding]:
+        matmul_comps = ctx.matmul_computations
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue
             groups: dict[str, list[Instruction]] = defaultdict(list)
-            for instr in comp.instructions:
-                if contains_matmul(instr, ctx):
+            for instr in comp.instructions:  # (contains_matmul, inline: asked of every one)
+                op = instr.opcode
+                if op in MATMUL or (op == "fusion" and not matmul_comps.isdisjoint(
+                        instr.called_computations)):
                     for operand in dict.fromkeys(instr.operands):
                         groups[operand].append(instr)
             if not groups or all(len(u) < self.options.min_group for u in groups.values()):
@@ -220,11 +220,10 @@ class SplitDot(ModuleRule):
             reported: set[str] = set()  # matmuls already in a reported group
             positions = comp.positions()
             # the largest shared operand first: the activation, not a norm statistic
-            for operand, users in sorted(groups.items(), key=lambda kv: -_size(comp, kv[0])):
+            shared = [kv for kv in groups.items() if len(kv[1]) >= self.options.min_group]
+            for operand, users in sorted(shared, key=lambda kv: -_size(comp, kv[0])):
                 src = comp.by_name[operand]
                 if src.shape.rank < 2:  # (a vector or scalar: no projection; a tuple has no dims)
-                    continue
-                if len(users) < self.options.min_group:
                     continue
                 by_role: dict[tuple, list[Instruction]] = defaultdict(list)
                 for u in users:  # same side, same contracted dims, same-shaped other input
