@@ -265,26 +265,25 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     wrapped = {c for i in module.instructions()
                if i.opcode == "async-start" or async_shorthand(i.opcode) for c in i.called_computations
                } if any(op == "async-start" or async_shorthand(op) for op in module.opcodes()) else set()
-    for comp in module.computations:
-        if comp.name in wrapped:
+    # (one flat pass: a training step has tens of thousands of small fused computations)
+    candidates = [(comp, instr) for comp in module.computations if comp.name not in wrapped
+                  for instr in comp.instructions if instr.opcode in MAY_BE_COLLECTIVE]
+    for comp, instr in candidates:
+        op = base_opcode(instr, module)
+        if op is None:
             continue
-        in_fusion = comp.name in fusion_comps
-        for instr in [i for i in comp.instructions if i.opcode in MAY_BE_COLLECTIVE]:
-            op = base_opcode(instr, module)
-            if op is None:
-                continue
-            (in_fusions if in_fusion else found).append((comp, instr, op))
-            said = _wrapped_collective(module, instr)  # (its groups are the wrapped op's)
-            if _has_pairs(said):
-                read = _groups(said, 1)
-            else:
-                text = said.raw_attr("replica_groups")
-                read = by_text.get(text)
-                if read is None:
-                    read = by_text[text] = _groups(said, 1)
-            groups, rg = read_groups[id(instr)] = read
-            implicit = implicit_sizes[id(instr)] = _implicit_size(instr, said, op, model, rg)
-            all_groups.update([tuple(range(implicit))] if implicit > 1 else groups)
+        (in_fusions if comp.name in fusion_comps else found).append((comp, instr, op))
+        said = _wrapped_collective(module, instr)  # (its groups are the wrapped op's)
+        if _has_pairs(said):
+            read = _groups(said, 1)
+        else:
+            text = said.raw_attr("replica_groups")
+            read = by_text.get(text)
+            if read is None:
+                read = by_text[text] = _groups(said, 1)
+        groups, rg = read_groups[id(instr)] = read
+        implicit = implicit_sizes[id(instr)] = _implicit_size(instr, said, op, model, rg)
+        all_groups.update([tuple(range(implicit))] if implicit > 1 else groups)
     chains = {id(clones[0]): (caller, fusions, clones)
               for caller, fusions, clones, _ in fused_chains(module, in_fusions)}
     found += [(comp, instr, op) for comp, instr, op in in_fusions if id(instr) in chains]
