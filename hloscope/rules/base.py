@@ -177,8 +177,9 @@ class RuleContext:
         """The module's decoded custom-call kernels that have a summary."""
         # (only a Mosaic body decodes to a summary: with no tpu_custom_call, say a GPU
         # dump's cuDNN and TransformerEngine calls, the MLIR machinery is not even imported)
-        if not any(i.opcode == "custom-call" and i.may_contain("tpu_custom_call")
-                   for c in self.module.computations for i in c.instructions):
+        if "custom-call" not in self.module.opcodes() or not any(
+                i.opcode == "custom-call" and i.may_contain("tpu_custom_call")
+                for c in self.module.computations for i in c.instructions):
             return []
         from hloscope.mlir.kernels import kernels
 

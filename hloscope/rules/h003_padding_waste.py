@@ -29,16 +29,22 @@ class PaddingWaste(ModuleRule):
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
         entry = ctx.module.entry
+        ratio, min_bytes = self.options.ratio, self.options.min_bytes
+        wasteful: dict[int, tuple] = {}  # id(shape) -> (shape, its leaves over both limits)
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue
             for instr in comp.instructions:
                 if instr.opcode in ALIASING or (instr.opcode == "parameter" and comp is not entry):
                     continue
-                for leaf in memory_leaves(instr.shape):
+                shape = instr.shape
+                known = wasteful.get(id(shape))
+                if known is None or known[0] is not shape:  # (a step's ops share a few hundred)
+                    known = wasteful[id(shape)] = (shape, [
+                        leaf for leaf in memory_leaves(shape)
+                        if leaf.ratio >= ratio and leaf.waste_bytes >= min_bytes])
+                for leaf in known[1]:
                     waste = leaf.waste_bytes
-                    if leaf.ratio < self.options.ratio or waste < self.options.min_bytes:
-                        continue
                     yield self.finding(
                         ctx, instr,
                         f"%{instr.name} {leaf.shape}: {human_bytes(leaf.padded_bytes)} in memory "

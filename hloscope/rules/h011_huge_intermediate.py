@@ -37,15 +37,22 @@ class HugeIntermediate(ModuleRule):
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
         hbm = hbm_capacity(ctx)
         threshold = self.options.hbm_fraction * hbm
+        kinds: dict[int, tuple] = {}  # id(shape) -> (shape, _kind): a step shares few shapes
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue  # inside a fusion a value stays on chip
-            largest = max((_bytes(p.shape) for p in comp.parameters), default=0)
+            largest = None  # (its largest parameter's bytes: read at its first candidate)
             for instr in comp.instructions:
                 if instr.opcode in ALIASING or instr.opcode == "parameter":
                     continue
                 if instr.shape.is_array:
-                    arrays = [(None, instr.shape)]
+                    shape = instr.shape
+                    known = kinds.get(id(shape))
+                    if known is None or known[0] is not shape:
+                        known = kinds[id(shape)] = (shape, self._kind(shape))
+                    if known[1] is None:
+                        continue  # (most arrays: neither scores nor logits)
+                    arrays = [(None, shape)]
                 elif instr.opcode in _MULTI_OUTPUT:  # each array a multi-output op writes
                     arrays = [(k, e) for k, e in enumerate(instr.shape.elements) if e.is_array]
                 else:
@@ -53,8 +60,11 @@ class HugeIntermediate(ModuleRule):
                 found = []
                 for index, shape in arrays:
                     kind = self._kind(shape)
-                    if kind and (nbytes := _bytes(shape)) >= threshold \
-                            and nbytes >= self.options.min_ratio * max(largest, 1):
+                    if not kind or (nbytes := _bytes(shape)) < threshold:
+                        continue
+                    if largest is None:
+                        largest = max((_bytes(p.shape) for p in comp.parameters), default=0)
+                    if nbytes >= self.options.min_ratio * max(largest, 1):
                         found.append((nbytes, index, shape, kind))
                 if found:  # (one finding per instruction: its largest such output)
                     nbytes, index, shape, kind = max(found, key=lambda f: f[0])

@@ -34,7 +34,7 @@ class LoopOverhead(ModuleRule):
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
         chip = ctx.chip or ctx.assumed_chip
-        if chip is None or not op_floor(ctx.module, chip):
+        if chip is None or "while" not in ctx.module.opcodes() or not op_floor(ctx.module, chip):
             return
         floor = chip.op_floor_s
         for comp in ctx.module.computations:
