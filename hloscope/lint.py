@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -363,14 +363,16 @@ def lint_files(paths: list[str | Path], opts: LintOptions, jobs: int = 1,
 
 
 def lint_modules(modules: list, opts: LintOptions, trace=None,
-                 sources: dict[str, list[str]] | None = None) -> LintReport:
+                 sources: dict[str, list[str]] | None = None,
+                 only: Collection[tuple[str, str]] | None = None) -> LintReport:
     """Lint parsed modules (the API's way in): `trace` a joined TraceIndex, `sources` each
-    module path's lines (for inline suppressions and the text format's excerpts)."""
+    module path's lines (for inline suppressions and the text format's excerpts); `only`
+    the (computation, instruction) pairs whose findings are wanted (rules.engine.run)."""
     from hloscope.rules.engine import run
 
     rules = build_rules(opts)
     result = run(modules, rules, chip=_chip(opts), sources=sources, trace=trace, stage=opts.stage,
-                 flags=opts.flags)
+                 flags=opts.flags, only=only)
     return LintReport(
         findings=result.findings, rules=[type(r) for r in rules],
         files=list(dict.fromkeys(m.path for m in modules)), instructions=result.instructions,

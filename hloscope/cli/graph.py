@@ -39,7 +39,7 @@ def graph(
         fail(f"error: unsupported output {output}; use .svg, .png, .pdf or .dot")
 
     def run(modules: list) -> None:
-        from hloscope.render.graphviz import GraphOptions, render_graph
+        from hloscope.render.graphviz import GraphOptions, drawn_around, render_graph
 
         module = modules[0]
         opts = GraphOptions(computation=computation, around=around, depth=depth,
@@ -50,8 +50,10 @@ def graph(
 
             try:
                 if (trace is None and not cache.is_enabled()) or not Path(module.path).is_file():
-                    # (the module at hand: no second parse; standard input has no file)
-                    report = lint_modules(modules, LintOptions(chip=chip_name))
+                    # (the module at hand: no second parse; standard input has no file), the
+                    # instruction rules on what is drawn alone: their findings are there
+                    only = drawn_around(module, opts) if around is not None else None
+                    report = lint_modules(modules, LintOptions(chip=chip_name), only=only)
                 else:  # (cached findings, or the trace's checks as lint makes them)
                     report = lint_files([Path(module.path)], LintOptions(chip=chip_name, trace=trace))
             except LintError as e:

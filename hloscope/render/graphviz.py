@@ -302,6 +302,30 @@ def neighbourhood(comp: Computation, center: str, depth: int) -> list[str]:
     return order
 
 
+def drawn_around(module: Module, opts: GraphOptions) -> set[tuple[str, str]] | None:
+    """The (computation, instruction) pairs a drawing around `opts.around` may show: the
+    neighbourhood render_graph keeps and everything in what they call (fusions drawn open);
+    None when no computation holds it (render_graph says so)."""
+    name = opts.around.lstrip("%")
+    holders = [c for c in module.computations if name in c]
+    if not holders:
+        return None
+    comp = holders[0]
+    keep = neighbourhood(comp, name, opts.depth)[: opts.max_nodes]
+    out = {(comp.name, n) for n in keep}
+    stack = [c for n in keep for c in comp[n].called_computations]
+    seen: set[str] = set()
+    while stack:
+        callee = module.by_name.get(stack.pop())
+        if callee is None or callee.name in seen:
+            continue
+        seen.add(callee.name)
+        for instr in callee.instructions:
+            out.add((callee.name, instr.name))
+            stack.extend(instr.called_computations)
+    return out
+
+
 def render_graph(module: Module, opts: GraphOptions | None = None) -> graphviz.Digraph:
     """The graph of one computation (default: the entry), or of the neighbourhood of
     `opts.around`; returns the graphviz.Digraph (notebooks display it directly)."""

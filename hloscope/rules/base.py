@@ -244,6 +244,10 @@ class InstructionRule(Rule):
     """Checked on every instruction whose opcode is in `targets`."""
 
     targets: ClassVar[frozenset[str]] = frozenset()
+    # Its findings are all at the instruction it checks: a run that needs only some
+    # instructions' findings (`graph --around`'s overlay) checks only those. hloscope's own
+    # rules say so (held to it on every rule fixture); a plug-in is checked everywhere.
+    located: ClassVar[bool] = False
 
     def check(self, instr: Instruction, ctx: RuleContext) -> Iterator[Finding]:
         raise NotImplementedError

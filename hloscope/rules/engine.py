@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import traceback
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 
 from hloscope._speed.hashes import sha1_hex
@@ -109,8 +109,12 @@ def internal_error(rule: type[Rule], module: Module, err: BaseException,
 
 def run(modules: Iterable[Module], rules: list[Rule], chip=None,
         sources: dict[str, list[str]] | None = None, trace=None,
-        stage: str | None = None, flags: str | None = None) -> LintResult:
-    """Run `rules` over `modules`; `stage` overrides each module's detected compile stage."""
+        stage: str | None = None, flags: str | None = None,
+        only: Collection[tuple[str, str]] | None = None) -> LintResult:
+    """Run `rules` over `modules`; `stage` overrides each module's detected compile stage;
+    `only`: the (computation, instruction) pairs whose findings are wanted, which the
+    instruction rules that say their findings are at the instruction they check (`located`)
+    check alone (module rules, and the others, run whole; their findings are all kept)."""
     result = LintResult()
     available = frozenset({"trace"} if trace is not None else set())
     sources = sources or {}
@@ -155,8 +159,13 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
             in_fusion = comp.name in ctx.fused
             result.instructions += len(comp.instructions)
             for instr in comp.instructions:
-                for rule in by_opcode.get(instr.opcode, ()):
-                    if rule.code in crashed or (in_fusion and not rule.include_fused):
+                here = by_opcode.get(instr.opcode)
+                if not here:
+                    continue
+                away = only is not None and (comp.name, instr.name) not in only
+                for rule in here:
+                    if rule.code in crashed or (in_fusion and not rule.include_fused) or (
+                            away and rule.located):
                         continue
                     try:
                         found.extend(rule.check(instr, ctx))

@@ -47,6 +47,7 @@ class TritonTileWaste(InstructionRule):
     severity = Severity.WARNING
     summary = "Triton GEMM tiles larger than the output, or a grid whose last wave idles most SMs"
     targets = frozenset({"fusion"})
+    located = True  # (its findings are at the instruction checked)
 
     class Options(RuleOptions):
         max_waste: float = 0.25  # share of the tiles' work that is overhang

@@ -32,6 +32,7 @@ class DefensiveCopy(InstructionRule):
     summary = "copy with unchanged layout and memory space: a read+write that buys nothing"
     stages = frozenset({AFTER})  # layouts and copies are XLA's after optimization
     targets = frozenset({"copy", "copy-start"})
+    located = True  # (its findings are at the instruction checked)
 
     class Options(RuleOptions):
         min_bytes: int = 1024  # smaller copies (loop counters) are not worth a finding

@@ -32,6 +32,7 @@ class RetilingCopy(InstructionRule):
     summary = "copy/transpose whose result layout or tiling differs from its operand's"
     stages = frozenset({AFTER})  # layouts and copies are XLA's after optimization
     targets = frozenset({"copy", "copy-start", "transpose"})
+    located = True  # (its findings are at the instruction checked)
 
     class Options(RuleOptions):
         min_bytes: int = 1024

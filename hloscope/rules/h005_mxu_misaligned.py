@@ -22,6 +22,7 @@ class MxuMisaligned(InstructionRule):
     severity = Severity.WARNING
     summary = "dot/convolution K or N not a multiple of the MXU (128, or 256 on v6e/v7x)"
     targets = MATMUL
+    located = True  # (its findings are at the instruction checked)
     include_fused = True
 
     class Options(RuleOptions):

@@ -25,6 +25,7 @@ class LayoutCoercion(InstructionRule):
     severity = Severity.INFO
     summary = "transpose/reshape/copy chain that only reorders data for a dot or fusion"
     targets = frozenset({"transpose"})
+    located = True  # (its findings are at the instruction checked)
 
     class Options(RuleOptions):
         min_bytes: int = 4096

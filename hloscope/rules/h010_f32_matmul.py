@@ -31,6 +31,7 @@ class F32Matmul(InstructionRule):
     summary = ("dot/convolution at precision HIGH/HIGHEST on a TPU (several bf16 MXU passes), "
                "f32 at HIGHEST on a GPU (no tensor cores)")
     targets = MATMUL | {"custom-call"}  # (a cuBLAS gemm: what XLA GPU makes of a dot)
+    located = True  # (its findings are at the instruction checked)
     include_fused = True
 
     class Options(RuleOptions):

@@ -29,6 +29,7 @@ class PartialTileUpdate(InstructionRule):
     summary = "dynamic-update-slice whose slice covers only part of each (8,128) tile of its buffer"
     stages = frozenset({AFTER})  # tiles are the TPU compiler's, after layout assignment
     targets = frozenset({"dynamic-update-slice"})
+    located = True  # (its findings are at the instruction checked)
 
     class Options(RuleOptions):
         min_bytes: int = 1 << 20  # whole-tile traffic per update below this is left alone
