@@ -76,20 +76,11 @@ def hbm_upper_bound(module: Module, chip=None) -> int:
     if entry is None:
         return 0
     total = 0
-    seen = {entry.name}
-    stack = [entry]
-    while stack:
-        comp = stack.pop()
+    for comp in module.control_flow_computations():
         for instr in comp.instructions:
             for leaf in memory_leaves(instr.shape):
                 if leaf.memory_space == 0:
                     total += leaf.padded_bytes
-            if instr.opcode in ("while", "conditional", "call"):
-                for name in instr.called_computations:
-                    callee = module.by_name.get(name)
-                    if callee is not None and name not in seen:
-                        seen.add(name)
-                        stack.append(callee)
     root = entry.root
     if root is not None and root.shape.is_tuple:
         total += 4 * len(root.shape.elements) + (getattr(chip, "tuple_table_alignment", None) or 512)

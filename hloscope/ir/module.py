@@ -68,6 +68,27 @@ class Module:
                 {i.opcode for c in self.computations for i in c.instructions}))
         return kept[1]
 
+    def control_flow_computations(self) -> list[Computation]:
+        """The entry and the computations its loops, calls and conditionals run, each once,
+        in the order a depth-first walk from the entry reaches them (never a fusion's, a
+        reducer's or a comparator's)."""
+        if self.entry is None:
+            return []
+        out: list[Computation] = []
+        seen = {self.entry.name}
+        todo = [self.entry]
+        while todo:
+            comp = todo.pop()
+            out.append(comp)
+            for i in comp.instructions:
+                if i.opcode in ("while", "call", "conditional"):
+                    for name in i.called_computations:
+                        callee = self.by_name.get(name)
+                        if callee is not None and name not in seen:
+                            seen.add(name)
+                            todo.append(callee)
+        return out
+
     def fusion_computations(self) -> frozenset[str]:
         """Names of computations called by fusion instructions (computed once per
         set of computations: the IR is not edited after parsing)."""

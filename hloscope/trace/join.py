@@ -272,24 +272,9 @@ def executed_ops(module: Module) -> dict[str, list[Instruction]]:
     the entry and of the computations control flow runs (loop bodies, branches, calls),
     not free (parameters, tuples, bitcasts...), not control flow itself; never a fusion's,
     a reducer's or a comparator's insides."""
-    if module.entry is None:
-        return {}
-    out: dict[str, list[Instruction]] = {}
-    seen = {module.entry.name}
-    todo = [module.entry]
-    while todo:
-        comp = todo.pop()
-        ops = out.setdefault(comp.name, [])
-        for i in comp.instructions:
-            if i.opcode in ("while", "call", "conditional"):
-                for name in i.called_computations:
-                    callee = module.by_name.get(name)
-                    if callee is not None and name not in seen:
-                        seen.add(name)
-                        todo.append(callee)
-            elif i.opcode not in FREE:
-                ops.append(i)
-    return out
+    return {comp.name: [i for i in comp.instructions if i.opcode not in FREE
+                        and i.opcode not in ("while", "call", "conditional")]
+            for comp in module.control_flow_computations()}
 
 
 def mismatch(profile: Profile, index: TraceIndex, modules: list[Module]) -> str | None:
