@@ -193,3 +193,23 @@ def test_a_dots_algorithm_sets_its_rate():
         xla_cost_analysis(text)  # (parses)
         (m,) = parse(text)
         assert compute_peak(CostModel(m), V5E, m.entry.root) == peak
+
+
+def test_rows_are_built_in_the_order_of_their_fields():
+    """roofline() gives each Row its values by position (28,000 rows by keyword cost 3x as
+    much): the order it writes them in is the dataclass's own, and a row's values land in
+    their fields on a real module (hand-checked quantities of one op)."""
+    from conftest import FIXTURES
+
+    from hloscope.cost.roofline import _ROW_FIELDS, _ROW_ORDER, Row, roofline
+    from hloscope.parser import load
+
+    assert _ROW_FIELDS == _ROW_ORDER
+    (m,) = load(FIXTURES / "tpu" / "llm_v5p_big.hlo.txt")
+    report = roofline(m, get_chip("v5p"))
+    for row in report.rows[:200]:
+        assert isinstance(row, Row) and row.bound in ("compute", "memory")
+        assert row.computation in m.by_name and row.instruction in m[row.computation]
+        assert row.opcode == m[row.computation][row.instruction].opcode
+        assert row.intensity == (row.flops / row.bytes if row.bytes else 0.0)
+        assert row.bytes >= row.hbm_bytes >= 0 and row.times >= 1
