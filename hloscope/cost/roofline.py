@@ -86,8 +86,9 @@ class Report:
         for r in self.rows:
             t_compute += r.t_compute * r.times
             t_memory += r.t_memory * r.times
-            t_roofline += r.t_bound * r.times
-            t_estimate += r.t_estimate * r.times
+            bound = max(r.t_compute, r.t_memory)  # (t_bound and t_estimate, inline)
+            t_roofline += bound * r.times
+            t_estimate += max(bound, r.t_floor) * r.times
         return {
             "flops": self.totals.flops,
             "bytes": self.totals.padded_bytes,
@@ -125,7 +126,9 @@ class Report:
         if top <= 0:
             return {"name": self.module, "totals": self.totals_json(),
                     "instructions": [row.to_dict() for row in self.rows]}
-        shown = nsmallest(top, self.rows, key=_cost_order)
+        rows = self.rows  # (keys made in one pass: _cost_order's, ties in program order)
+        keys = [-max(r.t_compute, r.t_memory) * r.times for r in rows]
+        shown = [rows[k] for k in nsmallest(top, range(len(rows)), key=keys.__getitem__)]
         return {"name": self.module, "totals": self.totals_json(),
                 "instructions": [row.to_dict() for row in shown], "rows": len(self.rows),
                 "derived_rows": any(r.cost_source == "kernel body" for r in self.rows)}

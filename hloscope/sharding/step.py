@@ -110,10 +110,15 @@ def step_time(module: Module, chip: Chip, report: Report, collectives: list[Coll
     copies = _async_copies(module, rows)
     for start, done in copies:
         own.update((start, done))
-    ops = [r for key, r in rows.items() if key not in own]
-    out.ops_seconds = sum(r.t_estimate * r.times for r in ops)
-    out.floor_seconds = sum((r.t_estimate - r.t_bound) * r.times for r in ops)
-    out.op_floor_seconds = max((r.t_floor for r in ops), default=0.0)
+    ops_seconds = floor_seconds = op_floor = 0.0  # (one pass, the sums in row order)
+    for key, r in rows.items():
+        if key not in own:
+            bound = max(r.t_compute, r.t_memory)  # (t_bound; t_estimate is the floor's max)
+            estimate = max(bound, r.t_floor)
+            ops_seconds += estimate * r.times
+            floor_seconds += (estimate - bound) * r.times
+            op_floor = max(op_floor, r.t_floor)
+    out.ops_seconds, out.floor_seconds, out.op_floor_seconds = ops_seconds, floor_seconds, op_floor
     for start, done in copies:
         r = rows[start]
         seconds = r.t_bound  # (the start's DMA moves the data; XLA's cost_analysis also
