@@ -215,7 +215,7 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=
                 c.hbm_bytes, c.flops / c.padded_bytes if c.padded_bytes else 0.0,
                 t_compute, t_memory, "compute" if t_compute >= t_memory else "memory", times,
                 cycles, cycles / clock if cycles and clock else None,
-                "; ".join(f"%{n}: {why}" for n, why in c.unknown) or None,
+                "; ".join(f"%{n}: {why}" for n, why in c.unknown) if c.unknown else None,
                 _cost_source(model, instr) if op == "custom-call" else "",
                 src.op_name, src.location, floor if runs_alone(op) else 0.0))
     return report

@@ -194,6 +194,8 @@ class Instruction:
         """The typed backend_config when its text may hold `key`, else None: a config
         that cannot hold the key is not built (a GPU custom call's MLIR dictionary goes
         through the grammar, tens of microseconds and Lark's import the first time)."""
+        if not self.may_contain(key):  # (nowhere in its attributes: not in its config)
+            return None
         text = self.raw_attr("backend_config")
         if text is None or key not in text:
             return None
