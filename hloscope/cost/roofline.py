@@ -112,7 +112,7 @@ class Report:
     def _repr_html_(self) -> str:
         from hloscope.units import html_table, human_bytes, human_seconds
 
-        rows = sorted(self.rows, key=lambda r: -r.t_bound * r.times)
+        rows = sorted(self.rows, key=_cost_order)
         shown = [[r.instruction, r.opcode, f"{r.flops * r.times:.3g}", human_bytes(r.bytes * r.times, 2),
                   human_seconds(r.t_bound * r.times, 3), r.bound, r.source] for r in rows[:25]]
         return html_table(repr(self)[1:-1], ["instruction", "opcode", "FLOPs", "bytes", "time", "bound",
@@ -126,9 +126,7 @@ class Report:
         if top <= 0:
             return {"name": self.module, "totals": self.totals_json(),
                     "instructions": [row.to_dict() for row in self.rows]}
-        rows = self.rows  # (keys made in one pass: _cost_order's, ties in program order)
-        keys = [-max(r.t_compute, r.t_memory) * r.times for r in rows]
-        shown = [rows[k] for k in nsmallest(top, range(len(rows)), key=keys.__getitem__)]
+        shown = nsmallest(top, self.rows, key=_cost_order)
         return {"name": self.module, "totals": self.totals_json(),
                 "instructions": [row.to_dict() for row in shown], "rows": len(self.rows),
                 "derived_rows": any(r.cost_source == "kernel body" for r in self.rows)}
@@ -216,7 +214,7 @@ def roofline(module: Module, chip: Chip, trip_counts: bool = True, kernel_costs=
                 t_compute, t_memory, "compute" if t_compute >= t_memory else "memory", times,
                 cycles, cycles / clock if cycles and clock else None,
                 "; ".join(f"%{n}: {why}" for n, why in c.unknown) if c.unknown else None,
-                _cost_source(model, instr) if op == "custom-call" else "",
+                _cost_source(model, instr),
                 src.op_name, src.location, floor if runs_alone(op) else 0.0))
     return report
 

@@ -302,16 +302,25 @@ def neighbourhood(comp: Computation, center: str, depth: int) -> list[str]:
     return order
 
 
+def _around(module: Module, opts: GraphOptions) -> tuple[Computation, str, list[str]]:
+    """(the computation holding `opts.around`, its name, its neighbourhood nearest first);
+    KeyError when no computation holds it."""
+    name = opts.around.lstrip("%")
+    holders = [c for c in module.computations if name in c]
+    if not holders:
+        raise KeyError(f"no instruction named %{name}")
+    return holders[0], name, neighbourhood(holders[0], name, opts.depth)
+
+
 def drawn_around(module: Module, opts: GraphOptions) -> set[tuple[str, str]] | None:
     """The (computation, instruction) pairs a drawing around `opts.around` may show: the
     neighbourhood render_graph keeps and everything in what they call (fusions drawn open);
     None when no computation holds it (render_graph says so)."""
-    name = opts.around.lstrip("%")
-    holders = [c for c in module.computations if name in c]
-    if not holders:
+    try:
+        comp, _, names = _around(module, opts)
+    except KeyError:
         return None
-    comp = holders[0]
-    keep = neighbourhood(comp, name, opts.depth)[: opts.max_nodes]
+    keep = names[: opts.max_nodes]
     out = {(comp.name, n) for n in keep}
     stack = [c for n in keep for c in comp[n].called_computations]
     seen: set[str] = set()
@@ -332,12 +341,7 @@ def render_graph(module: Module, opts: GraphOptions | None = None) -> graphviz.D
     opts = opts or GraphOptions()
     b = _Builder(module, opts)
     if opts.around:
-        name = opts.around.lstrip("%")
-        holders = [c for c in module.computations if name in c]
-        if not holders:
-            raise KeyError(f"no instruction named %{name}")
-        comp = holders[0]
-        names = neighbourhood(comp, name, opts.depth)
+        comp, name, names = _around(module, opts)
         keep = names[: opts.max_nodes]
         b.elided = len(names) - len(keep)
         b.g.attr(label=f"{module.name}: %{name} and {opts.depth} step(s) around it ({comp.name})",

@@ -12,7 +12,7 @@ from hloscope.cost.flops import ELEMENTWISE
 from hloscope.ir import Instruction
 from hloscope.rules.base import MATMUL, Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.options import RuleOptions
-from hloscope.rules.helpers import matmul_unit
+from hloscope.rules.helpers import contains_matmul, matmul_unit
 from hloscope.rules.registry import register
 from hloscope.source import source_of
 
@@ -204,15 +204,12 @@ class SplitDot(ModuleRule):
         yield from self._over_budget(ctx)
 
     def _shared_operand(self, ctx: RuleContext) -> Iterator[Finding]:
-        matmul_comps = ctx.matmul_computations
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue
             groups: dict[str, list[Instruction]] = defaultdict(list)
-            for instr in comp.instructions:  # (contains_matmul, inline: asked of every one)
-                op = instr.opcode
-                if op in MATMUL or (op == "fusion" and not matmul_comps.isdisjoint(
-                        instr.called_computations)):
+            for instr in comp.instructions:
+                if contains_matmul(instr, ctx):
                     for operand in dict.fromkeys(instr.operands):
                         groups[operand].append(instr)
             if not groups or all(len(u) < self.options.min_group for u in groups.values()):
