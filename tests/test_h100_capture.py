@@ -56,14 +56,17 @@ def test_xla_costs_no_library_call():
 
 
 ADVICE = FIXTURES / "h100_advice"  # pairs a finding flags and its advice asks for (test_h100_advice.py)
-ALL = [(folder, n, e) for folder in (H100, DTYPES, ADVICE, FIXTURES / "h100_unroll")
+# (and the same programs compiled on an H200: fixtures/h200*, tests/test_h200_capture.py)
+ALL = [(folder, n, e) for folder in (H100, DTYPES, ADVICE, FIXTURES / "h100_unroll", FIXTURES / "h200",
+                                     FIXTURES / "h200_no_command_buffers", FIXTURES / "h200_dtypes")
        for n, e in json.loads((folder / "manifest.json").read_text())["programs"].items()]
 
 
-@pytest.mark.parametrize("folder,name,entry", ALL, ids=[n for _, n, _ in ALL])
+@pytest.mark.parametrize("folder,name,entry", ALL, ids=[f"{f.name}/{n}" for f, n, _ in ALL])
 def test_memory_equals_xla(folder, name, entry):
     """arguments + outputs - aliased + temporaries: XLA's, less only its pointer tables of
-    tuple results (16 bytes at 256-byte offsets in its temp allocation), on all 23 programs.
+    tuple results (16 bytes at 256-byte offsets in its temp allocation), on all 23 programs
+    and the 27 compiled on the H200.
     The training step and the X3 gemm need XLA's rule that an output's allocation takes a
     value written over another where that one dies, through a get-tuple-element too
     (%loop_add_fusion over %custom-call.2's result: allocation 0 of its buffer assignment);
