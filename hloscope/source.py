@@ -5,11 +5,11 @@ FileLocations / StackFrames tables (newer dumps)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hloscope._speed import regex_cache
+from hloscope.ir.records import Frozen, set_field
 
 if TYPE_CHECKING:  # (the text report maps source roots without loading the IR)
     from hloscope.ir import Instruction, Module
@@ -18,12 +18,18 @@ if TYPE_CHECKING:  # (the text report maps source roots without loading the IR)
 _NUMBER = regex_cache.compile(r"\d+")
 
 
-@dataclass(frozen=True)
-class Source:
-    op_name: str = ""
-    file: str = ""
-    line: int = 0
-    function: str = ""
+class Source(Frozen):
+    __slots__ = ("op_name", "file", "line", "function")
+    op_name: str
+    file: str
+    line: int
+    function: str
+
+    def __init__(self, op_name: str = "", file: str = "", line: int = 0, function: str = "") -> None:
+        set_field(self, "op_name", op_name)
+        set_field(self, "file", file)
+        set_field(self, "line", line)
+        set_field(self, "function", function)
 
     @property
     def location(self) -> str:

@@ -285,9 +285,9 @@ def _x002(module, undecoded):
 def test_x002_without_jax_one_finding_for_the_module_naming_the_count(future):
     k = _undecoded(future)
     why = "decoding Mosaic kernels needs jax and jaxlib (pip install 'hloscope[jax]')"
-    other = replace(k, instruction=replace(k.instruction, name="f.2"), error=why)
-    (f,) = _x002(future, [replace(k, error=why), other, replace(other, instruction=replace(
-        k.instruction, name="f.3"))])
+    other = replace(k, instruction=k.instruction.replace(name="f.2"), error=why)
+    (f,) = _x002(future, [replace(k, error=why), other,
+                          replace(other, instruction=k.instruction.replace(name="f.3"))])
     assert f.message.startswith(f"3 Pallas kernel(s) not decoded (%{k.instruction.name} and 2 more)")
     assert f.evidence == {"kernels": [k.instruction.name, "f.2", "f.3"], "why": why}
     assert f.instruction == k.instruction.name
@@ -300,7 +300,7 @@ def test_x002_without_jax_one_finding_for_the_module_naming_the_count(future):
 def test_x002_other_reasons_one_finding_per_kernel(future):
     k = _undecoded(future)
     jaxless = "decoding Mosaic kernels needs jax and jaxlib (pip install 'hloscope[jax]')"
-    second = replace(k, instruction=replace(k.instruction, name="f.2"), error=jaxless)
+    second = replace(k, instruction=k.instruction.replace(name="f.2"), error=jaxless)
     found = _x002(future, [k, second])  # two reasons: each kernel on its own
     assert [f.evidence for f in found] == [{"kernel": k.instruction.name, "why": k.error},
                                            {"kernel": "f.2", "why": jaxless}]

@@ -82,12 +82,15 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
 
     def run() -> None:
         from hloscope.report.stats import stats_text
-        from hloscope.stats import ModuleStats
-        from hloscope.stats import stats as module_stats
 
-        found = ([ModuleStats.from_record(r) for r in counted] if counted
-                 else [module_stats(m, every) for m in modules])
-        records = [s.to_dict() for s in found]
+        if counted:
+            from hloscope.stats.counts import ordered
+
+            records = [ordered(r) for r in counted]
+        else:
+            from hloscope.stats import stats as module_stats
+
+            records = [module_stats(m, every).to_dict() for m in modules]
         emit(format, lambda: {"version": 1, "modules": records},
              lambda: stats_text(records, per_computation))
 

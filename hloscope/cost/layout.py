@@ -9,11 +9,11 @@ missing leading dimensions as 1 (scalars with T(256) take 256 elements).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from math import prod
 from typing import TYPE_CHECKING
 
+from hloscope.ir.records import Frozen, set_field
 from hloscope.ir.shape import COMBINE_DIM, ELEMENT_BITS, UNBOUNDED, Shape, per_shape
 
 if TYPE_CHECKING:
@@ -41,10 +41,11 @@ def _round_up(n: int, m: int) -> int:
     return -(-n // m) * m if m > 0 else n
 
 
-@dataclass(frozen=True)
-class ArrayMemory:
+class ArrayMemory(Frozen):
     """Logical vs padded storage of one array."""
 
+    __slots__ = ("shape", "logical_dims", "padded_dims", "logical_bytes", "padded_bytes",
+                 "memory_space", "tile_levels")
     shape: str
     logical_dims: tuple[int, ...]  # physical (major-to-minor) order
     padded_dims: tuple[int, ...]
@@ -52,6 +53,17 @@ class ArrayMemory:
     padded_bytes: int
     memory_space: int
     tile_levels: tuple[tuple[int, ...], ...]
+
+    def __init__(self, shape: str, logical_dims: tuple[int, ...], padded_dims: tuple[int, ...],
+                 logical_bytes: int, padded_bytes: int, memory_space: int,
+                 tile_levels: tuple[tuple[int, ...], ...]) -> None:
+        set_field(self, "shape", shape)
+        set_field(self, "logical_dims", logical_dims)
+        set_field(self, "padded_dims", padded_dims)
+        set_field(self, "logical_bytes", logical_bytes)
+        set_field(self, "padded_bytes", padded_bytes)
+        set_field(self, "memory_space", memory_space)
+        set_field(self, "tile_levels", tile_levels)
 
     @property
     def ratio(self) -> float:

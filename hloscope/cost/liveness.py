@@ -45,7 +45,7 @@ from hloscope.cost.sharing import (
     sole_reader,
 )
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
-from hloscope.cost.memory import MemoryReport
+from hloscope.cost.memory_report import MemoryReport
 from hloscope.cost.placement import callee_peak, place_in_outputs
 from hloscope.ir import Computation, Instruction, Module
 from hloscope.ir.opcodes import carried_element

@@ -3,25 +3,44 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
 
 from hloscope.ir.instruction import Instruction
 
 
-@dataclass(eq=False, slots=True)
 class Computation:
+    # (a plain class, not a dataclass: every command imports it; see hloscope.ir.records.
+    # Equal only to itself, as a dataclass with eq=False)
+    __slots__ = ("name", "is_entry", "params", "result_shape_text", "instructions", "attrs", "line",
+                 "_by_name", "_users", "_positions")
     name: str
-    is_entry: bool = False
-    params: list[tuple[str, str]] = field(default_factory=list)  # (name, shape text)
-    result_shape_text: str | None = None
-    instructions: list[Instruction] = field(default_factory=list)
-    attrs: dict[str, str] = field(default_factory=dict)
-    line: int = 0
-    _by_name: dict[str, Instruction] | None = None
+    is_entry: bool
+    params: list[tuple[str, str]]  # (name, shape text)
+    result_shape_text: str | None
+    instructions: list[Instruction]
+    attrs: dict[str, str]
+    line: int
+    _by_name: dict[str, Instruction] | None
     # (derived indexes, built on first use and rebuilt when instructions were added since;
     # left out of pickles: the cache keeps the IR, not what analyses asked of it)
-    _users: tuple[int, dict[str, list[Instruction]]] | None = None
-    _positions: tuple[int, dict[str, int]] | None = None
+    _users: tuple[int, dict[str, list[Instruction]]] | None
+    _positions: tuple[int, dict[str, int]] | None
+
+    def __init__(self, name: str, is_entry: bool = False, params: list[tuple[str, str]] | None = None,
+                 result_shape_text: str | None = None, instructions: list[Instruction] | None = None,
+                 attrs: dict[str, str] | None = None, line: int = 0,
+                 _by_name: dict[str, Instruction] | None = None,
+                 _users: tuple[int, dict[str, list[Instruction]]] | None = None,
+                 _positions: tuple[int, dict[str, int]] | None = None) -> None:
+        self.name = name
+        self.is_entry = is_entry
+        self.params = [] if params is None else params
+        self.result_shape_text = result_shape_text
+        self.instructions = [] if instructions is None else instructions
+        self.attrs = {} if attrs is None else attrs
+        self.line = line
+        self._by_name = _by_name
+        self._users = _users
+        self._positions = _positions
 
     def __getitem__(self, name: str) -> Instruction:
         return self.by_name[name]

@@ -5,7 +5,6 @@ the parser)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hloscope._speed import regex_cache
@@ -72,7 +71,6 @@ def _top_level(text: str, at: int) -> bool:
     return c("{") + c("[") + c("(") == c("}") + c("]") + c(")")
 
 
-@dataclass(eq=False, slots=True)
 class Instruction:
     """`[ROOT] name = shape opcode(operands), key=value, ...`.
 
@@ -83,21 +81,53 @@ class Instruction:
     `, key=value, ...`) and splits it on first use: most instructions are never asked.
     """
 
+    # (a plain class, not a dataclass: every command imports it; see hloscope.ir.records.
+    # Equal only to itself, as a dataclass with eq=False)
+    __slots__ = ("name", "opcode", "shape_text", "operands", "operand_shapes", "_attrs", "literal",
+                 "is_root", "line", "column", "computation", "_shape", "attr_text", "reader",
+                 "_calls")
     name: str
     opcode: str
     shape_text: str
-    operands: tuple[str, ...] = ()
-    operand_shapes: tuple[str | None, ...] = ()
-    _attrs: dict[str, str] | None = None
-    literal: str | None = None
-    is_root: bool = False
-    line: int = 0
-    column: int = 0
-    computation: str = ""
-    _shape: Shape | None = None
-    attr_text: str = ""
-    reader: ValueReader | None = None
-    _calls: Sequence[str] | None = None
+    operands: tuple[str, ...]
+    operand_shapes: tuple[str | None, ...]
+    _attrs: dict[str, str] | None
+    literal: str | None
+    is_root: bool
+    line: int
+    column: int
+    computation: str
+    _shape: Shape | None
+    attr_text: str
+    reader: ValueReader | None
+    _calls: Sequence[str] | None
+
+    def __init__(self, name: str, opcode: str, shape_text: str, operands: tuple[str, ...] = (),
+                 operand_shapes: tuple[str | None, ...] = (), _attrs: dict[str, str] | None = None,
+                 literal: str | None = None, is_root: bool = False, line: int = 0, column: int = 0,
+                 computation: str = "", _shape: Shape | None = None, attr_text: str = "",
+                 reader: ValueReader | None = None, _calls: Sequence[str] | None = None) -> None:
+        self.name = name
+        self.opcode = opcode
+        self.shape_text = shape_text
+        self.operands = operands
+        self.operand_shapes = operand_shapes
+        self._attrs = _attrs
+        self.literal = literal
+        self.is_root = is_root
+        self.line = line
+        self.column = column
+        self.computation = computation
+        self._shape = _shape
+        self.attr_text = attr_text
+        self.reader = reader
+        self._calls = _calls
+
+    def replace(self, **changes: Any) -> Instruction:
+        """A copy with some fields changed (as dataclasses.replace)."""
+        values = {k: getattr(self, k) for k in self.__slots__}
+        values.update(changes)
+        return Instruction(**values)
 
     def _reader(self) -> ValueReader:
         if self.reader is None:

@@ -2,27 +2,52 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from hloscope.ir.computation import Computation
 from hloscope.ir.instruction import Instruction
 
 
-@dataclass(eq=False, slots=True)
 class Module:
+    # (a plain class, not a dataclass: every command imports it; see hloscope.ir.records.
+    # Equal only to itself, as a dataclass with eq=False)
+    __slots__ = ("name", "attrs", "computations", "file_names", "function_names", "file_locations",
+                 "stack_frames", "path", "line", "_by_name", "_entry", "_fused", "_opcodes")
     name: str
-    attrs: dict[str, str] = field(default_factory=dict)
-    computations: list[Computation] = field(default_factory=list)
-    file_names: dict[int, str] = field(default_factory=dict)
-    function_names: dict[int, str] = field(default_factory=dict)
-    file_locations: dict[int, dict[str, object]] = field(default_factory=dict)
-    stack_frames: dict[int, dict[str, object]] = field(default_factory=dict)
-    path: str = "<string>"
-    line: int = 1
-    _by_name: dict[str, Computation] | None = None
-    _entry: tuple[int, Computation | None] | None = None  # (len(computations), entry)
-    _fused: tuple[int, frozenset[str]] | None = None  # (len(computations), names)
-    _opcodes: tuple[int, frozenset[str]] | None = None  # (len(computations), opcodes)
+    attrs: dict[str, str]
+    computations: list[Computation]
+    file_names: dict[int, str]
+    function_names: dict[int, str]
+    file_locations: dict[int, dict[str, object]]
+    stack_frames: dict[int, dict[str, object]]
+    path: str
+    line: int
+    _by_name: dict[str, Computation] | None
+    _entry: tuple[int, Computation | None] | None  # (len(computations), entry)
+    _fused: tuple[int, frozenset[str]] | None  # (len(computations), names)
+    _opcodes: tuple[int, frozenset[str]] | None  # (len(computations), opcodes)
+
+    def __init__(self, name: str, attrs: dict[str, str] | None = None,
+                 computations: list[Computation] | None = None,
+                 file_names: dict[int, str] | None = None,
+                 function_names: dict[int, str] | None = None,
+                 file_locations: dict[int, dict[str, object]] | None = None,
+                 stack_frames: dict[int, dict[str, object]] | None = None, path: str = "<string>",
+                 line: int = 1, _by_name: dict[str, Computation] | None = None,
+                 _entry: tuple[int, Computation | None] | None = None,
+                 _fused: tuple[int, frozenset[str]] | None = None,
+                 _opcodes: tuple[int, frozenset[str]] | None = None) -> None:
+        self.name = name
+        self.attrs = {} if attrs is None else attrs
+        self.computations = [] if computations is None else computations
+        self.file_names = {} if file_names is None else file_names
+        self.function_names = {} if function_names is None else function_names
+        self.file_locations = {} if file_locations is None else file_locations
+        self.stack_frames = {} if stack_frames is None else stack_frames
+        self.path = path
+        self.line = line
+        self._by_name = _by_name
+        self._entry = _entry
+        self._fused = _fused
+        self._opcodes = _opcodes
 
     @property
     def by_name(self) -> dict[str, Computation]:

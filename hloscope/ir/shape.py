@@ -4,33 +4,60 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import wraps
 from math import prod
 from typing import TypeVar
 
+from hloscope.ir.records import Frozen
+from hloscope.ir.records import set_field as _set
+
 COMBINE_DIM = -1  # a '*' tile dimension (Tile::kCombineDimension)
 
 
-@dataclass(frozen=True, slots=True)
-class Layout:
+class Layout(Frozen):
     """`{1,0:T(8,128)(2,1)E(4)S(1)}` as data.
 
     tiles: one tuple per tile level, outermost first; COMBINE_DIM marks '*'.
     memory_space: 0 is device memory (HBM); TPU uses 1 for VMEM.
     """
 
-    minor_to_major: tuple[int, ...] = ()
-    dim_level_types: tuple[str, ...] = ()
-    tiles: tuple[tuple[int, ...], ...] = ()
-    tail_padding_alignment: int = 1
-    index_type: str | None = None
-    pointer_type: str | None = None
-    element_size_bits: int = 0
-    memory_space: int = 0
-    split_configs: tuple[tuple[int, tuple[int, ...]], ...] = ()
-    physical_shape: Shape | None = None
-    dynamic_prefix_bytes: int = 0
+    __slots__ = ("minor_to_major", "dim_level_types", "tiles", "tail_padding_alignment",
+                 "index_type", "pointer_type", "element_size_bits", "memory_space",
+                 "split_configs", "physical_shape", "dynamic_prefix_bytes")
+    minor_to_major: tuple[int, ...]
+    dim_level_types: tuple[str, ...]
+    tiles: tuple[tuple[int, ...], ...]
+    tail_padding_alignment: int
+    index_type: str | None
+    pointer_type: str | None
+    element_size_bits: int
+    memory_space: int
+    split_configs: tuple[tuple[int, tuple[int, ...]], ...]
+    physical_shape: Shape | None
+    dynamic_prefix_bytes: int
+
+    def __init__(self, minor_to_major: tuple[int, ...] = (), dim_level_types: tuple[str, ...] = (),
+                 tiles: tuple[tuple[int, ...], ...] = (), tail_padding_alignment: int = 1,
+                 index_type: str | None = None, pointer_type: str | None = None,
+                 element_size_bits: int = 0, memory_space: int = 0,
+                 split_configs: tuple[tuple[int, tuple[int, ...]], ...] = (),
+                 physical_shape: Shape | None = None, dynamic_prefix_bytes: int = 0) -> None:
+        _set(self, "minor_to_major", minor_to_major)
+        _set(self, "dim_level_types", dim_level_types)
+        _set(self, "tiles", tiles)
+        _set(self, "tail_padding_alignment", tail_padding_alignment)
+        _set(self, "index_type", index_type)
+        _set(self, "pointer_type", pointer_type)
+        _set(self, "element_size_bits", element_size_bits)
+        _set(self, "memory_space", memory_space)
+        _set(self, "split_configs", split_configs)
+        _set(self, "physical_shape", physical_shape)
+        _set(self, "dynamic_prefix_bytes", dynamic_prefix_bytes)
+
+    def field_values(self) -> tuple:  # (written out: compared with their shapes)
+        return (self.minor_to_major, self.dim_level_types, self.tiles, self.tail_padding_alignment,
+                self.index_type, self.pointer_type, self.element_size_bits, self.memory_space,
+                self.split_configs, self.physical_shape, self.dynamic_prefix_bytes)
 
     def __str__(self) -> str:
         head = ",".join(str(d) for d in self.minor_to_major)
@@ -88,15 +115,35 @@ ELEMENT_BITS: dict[str, int] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(Frozen):
     """An HLO shape. `element_type` is 'tuple' for tuples, 'buffer' for b(...)."""
 
+    __slots__ = ("element_type", "dims", "dynamic", "layout", "elements")
     element_type: str
-    dims: tuple[int, ...] = ()
-    dynamic: tuple[bool, ...] = ()
-    layout: Layout | None = None
-    elements: tuple[Shape, ...] = ()
+    dims: tuple[int, ...]
+    dynamic: tuple[bool, ...]
+    layout: Layout | None
+    elements: tuple[Shape, ...]
+
+    def __init__(self, element_type: str, dims: tuple[int, ...] = (), dynamic: tuple[bool, ...] = (),
+                 layout: Layout | None = None, elements: tuple[Shape, ...] = ()) -> None:
+        _set(self, "element_type", element_type)
+        _set(self, "dims", dims)
+        _set(self, "dynamic", dynamic)
+        _set(self, "layout", layout)
+        _set(self, "elements", elements)
+
+    def field_values(self) -> tuple:  # (written out: shapes are compared and hashed often)
+        return (self.element_type, self.dims, self.dynamic, self.layout, self.elements)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Shape:
+            return NotImplemented
+        return (self.element_type, self.dims, self.dynamic, self.layout, self.elements) == (
+            other.element_type, other.dims, other.dynamic, other.layout, other.elements)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.element_type, self.dims, self.dynamic, self.layout, self.elements))
 
     @property
     def is_tuple(self) -> bool:

@@ -11,6 +11,19 @@ from hloscope.cost.flops import custom_call_flop_gap, has_flop_model
 from hloscope.cost.library import is_library_call
 from hloscope.ir import Computation, Instruction, Module
 
+# The keys of a stats record, in the order its JSON prints them (ModuleStats.to_dict)
+RECORD_KEYS = ("name", "path", "computations", "fusion_computations", "instructions", "opcodes",
+               "fusion_kinds", "custom_call_targets", "unknown_cost", "per_computation", "memory")
+
+
+def ordered(record: dict[str, Any]) -> dict[str, Any]:
+    """A stats record in RECORD_KEYS order, as ModuleStats.from_record(record).to_dict() gives
+    it, without the dataclass (`hloscope stats` from the compiled pass imports none)."""
+    if set(record) != set(RECORD_KEYS):
+        raise TypeError(f"not a stats record: keys {sorted(record)}")
+    return {key: record[key] for key in RECORD_KEYS}
+
+
 # XLA prints a fusion's kind first: read there, the key cannot be inside another value.
 _KIND_FIRST = regex_cache.compile(r",[ \t]*kind=([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:,|$)")
 

@@ -6,7 +6,6 @@ We infer the common cases and say clearly when we cannot.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from hloscope.ir import Computation, Instruction, Shape
@@ -35,7 +34,7 @@ def _array(element_type: str, dims: tuple[int, ...] | list[int]) -> Shape:
 
 
 def _plain(shape: Shape) -> Shape:
-    return replace(shape, layout=None, elements=tuple(_plain(e) for e in shape.elements))
+    return shape.replace(layout=None, elements=tuple(_plain(e) for e in shape.elements))
 
 
 def infer(instr: Instruction, comp: Computation, module: Any = None) -> Shape:
