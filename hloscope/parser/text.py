@@ -54,9 +54,33 @@ _INNERMOST = regex_cache.compile(r"[(\[{][^(){}\[\]]*[)\]}]")  # any opener, any
 
 def nesting_beyond(s: str, limit: int) -> int | None:
     """Offset of the first bracket nested deeper than `limit` in s, or None (brackets in
-    strings count too, and a closer with nothing open counts for nothing: a bound)."""
+    strings count too, and a closer with nothing open counts for nothing: a bound). The
+    compiled core walks it where it is built (a tuple of a thousand elements is a line of
+    tens of kilobytes, which the passes below took a millisecond over)."""
     if s.count("(") + s.count("[") + s.count("{") <= limit:
         return None
+    core = _nesting_core()
+    if core is not None:
+        return core(s, limit)
+    return walk_nesting(s, limit)
+
+
+def _nesting_core():
+    """The compiled core's nesting_beyond, or None (not built, an older build, or
+    HLOSCOPE_PLAIN=1); asked once."""
+    if not _CORE:
+        from hloscope._speed import native
+
+        core = native()
+        _CORE.append(getattr(core, "nesting_beyond", None) if core is not None else None)
+    return _CORE[0]
+
+
+_CORE: list = []
+
+
+def walk_nesting(s: str, limit: int) -> int | None:
+    """nesting_beyond in Python (the plain route, and the core's oracle in the tests)."""
     # (in C first: each pass takes out the innermost pairs, one level; none left within
     # a few passes is no deeper than that; anything else is counted bracket by bracket)
     t = s

@@ -1,15 +1,17 @@
 //! hloscope's compiled core (issue #37): HLO text -> a compact module table, the parser's
-//! line reader, validate's structural checks, the placement of temporaries. The pure-Rust
-//! modules are `scan`, `lines`, `check`, `place`; with the `python` feature, PyO3 bindings
-//! expose them to hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`,
-//! `.count`, `.lines`, `.checks`, `.place`). A panic inside never reaches Python as a crash:
-//! it is caught and raised as a RuntimeError.
+//! line reader, validate's structural checks, the placement of temporaries, and whole-text
+//! questions (lines holding a marker, bracket depth). The pure-Rust modules are `scan`,
+//! `lines`, `check`, `count`, `place`, `text`; with the `python` feature, PyO3 bindings expose
+//! them to hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`, `.count`,
+//! `.lines`, `.checks`, `.place`, `.lines_with`, `.nesting_beyond`). A panic inside never
+//! reaches Python as a crash: it is caught and raised as a RuntimeError.
 
 pub mod check;
 pub mod count;
 pub mod lines;
 pub mod place;
 pub mod scan;
+pub mod text;
 
 #[cfg(feature = "python")]
 mod python {
@@ -523,6 +525,22 @@ mod python {
             .collect()
     }
 
+    /// The lines holding `needle`: (1-based number, text without its line break), in order.
+    #[pyfunction]
+    fn lines_with<'a>(
+        py: Python<'_>,
+        text: &'a str,
+        needle: &str,
+    ) -> PyResult<Vec<(usize, &'a str)>> {
+        py.allow_threads(|| guarded(|| crate::text::lines_with(text, needle)))
+    }
+
+    /// The character offset of the first bracket nested deeper than `limit`, or None.
+    #[pyfunction]
+    fn nesting_beyond(py: Python<'_>, s: &str, limit: usize) -> PyResult<Option<usize>> {
+        py.allow_threads(|| guarded(|| crate::text::nesting_beyond(s, limit)))
+    }
+
     #[pymodule]
     fn hloscope_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(lines, m)?)?;
@@ -534,6 +552,8 @@ mod python {
         m.add_function(wrap_pyfunction!(checks, m)?)?;
         m.add_function(wrap_pyfunction!(line_texts, m)?)?;
         m.add_function(wrap_pyfunction!(line_breaks, m)?)?;
+        m.add_function(wrap_pyfunction!(lines_with, m)?)?;
+        m.add_function(wrap_pyfunction!(nesting_beyond, m)?)?;
         Ok(())
     }
 }
