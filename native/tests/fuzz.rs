@@ -1,7 +1,8 @@
 //! A time-boxed fuzz run over real compiler output (issue #37 point 5): random mutations of
 //! fixture modules (bytes deleted, inserted, replaced by brackets, quotes, newlines, `%`,
 //! `=`), each read by `scan`, by `check::check_text` and, line by line, by `lines::line`
-//! (a line it leaves for its comments, by `lines::uncommented` with them taken out).
+//! (a line it leaves for its comments, by `lines::uncommented` with them taken out), and
+//! by the whole-text helpers `text::lines_with` and `text::nesting_beyond`.
 //! None may panic, and every span must lie inside the text. `cargo test --no-default-features` runs it for 2 seconds;
 //! `FUZZ_SECONDS=600 cargo test --no-default-features --release --test fuzz -- --nocapture`
 //! runs it for ten
@@ -11,6 +12,7 @@
 use hloscope_native::check::{check_text, Class, Table};
 use hloscope_native::lines::{line, strip_comments, uncommented, Line};
 use hloscope_native::scan::scan;
+use hloscope_native::text::{lines_with, nesting_beyond};
 use std::time::{Duration, Instant};
 
 const BASES: [&str; 5] = [
@@ -113,6 +115,19 @@ fn mutations_of_real_modules_never_panic() {
             }
         }
         answered += check_text(&text, &table, |c| u64::from(c.is_ok()));
+        // the whole-text helpers: each marked line once, in order, and a depth bound
+        let marked = lines_with(&text, "/*");
+        let want: Vec<(usize, &str)> = text
+            .split('\n')
+            .enumerate()
+            .filter(|(_, l)| l.contains("/*"))
+            .map(|(k, l)| (k + 1, l))
+            .collect();
+        assert_eq!(marked, want);
+        let limit = (next() % 4) as usize;
+        if let Some(at) = nesting_beyond(&text, limit) {
+            assert!(at < text.chars().count());
+        }
         cases += 1;
     }
     eprintln!(
