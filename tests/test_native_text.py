@@ -10,24 +10,11 @@ import random
 import pytest
 from conftest import corpus_files, fixture_files
 
+from hloscope.parser.text import walk_lines_with
+
 pytestmark = pytest.mark.skipif(
     __import__("hloscope.parser.fast.native", fromlist=["available"]).available() is None,
     reason="the compiled extension is not in use (HLOSCOPE_PLAIN=1 or not built)")
-
-
-def _lines_with_python(text: str, needle: str) -> list[tuple[int, str]]:
-    """The walk hloscope.stats.table used before the core answered (its plain route)."""
-    out = []
-    at, line, counted = text.find(needle), 1, 0
-    while at >= 0:
-        start = text.rfind("\n", 0, at) + 1
-        line += text.count("\n", counted, start)
-        counted = start
-        end = text.find("\n", at)
-        end = len(text) if end < 0 else end
-        out.append((line, text[start:end]))
-        at = text.find(needle, end)
-    return out
 
 
 def test_lines_with_equals_the_python_walk_on_every_module():
@@ -39,7 +26,7 @@ def test_lines_with_equals_the_python_walk_on_every_module():
     marked = 0
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
-        want = _lines_with_python(text, "/*")
+        want = walk_lines_with(text, "/*")
         assert core.lines_with(text, "/*") == want, path
         marked += bool(want)
     assert marked > 50  # (tuple shapes print `/*index=5*/`: many real modules have some)
@@ -52,7 +39,8 @@ def test_lines_with_on_hand_written_corners():
 
     core = native()
     for text in ("/*a*/\nb /* c */ /* d */\n\n/*", "none\n", "", "é /* ü\nx\n/*é*/", "\n\n/*\n"):
-        assert core.lines_with(text, "/*") == _lines_with_python(text, "/*"), text
+        assert core.lines_with(text, "/*") == walk_lines_with(text, "/*"), text
+    assert core.lines_with("a\nb", "") == walk_lines_with("a\nb", "") == []  # (no marker: no line)
 
 
 def test_nesting_beyond_equals_the_python_walk():

@@ -79,6 +79,23 @@ def _nesting_core():
 _CORE: list = []
 
 
+def walk_lines_with(text: str, needle: str) -> list[tuple[int, str]]:
+    """The lines holding `needle` (no line break in it), each once, in order: (1-based
+    number, text without its line break). The plain route of the core's lines_with, and its
+    oracle in the tests."""
+    out: list[tuple[int, str]] = []
+    at, line, counted = (text.find(needle) if needle and "\n" not in needle else -1), 1, 0
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        line += text.count("\n", counted, start)
+        counted = start
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        out.append((line, text[start:end]))
+        at = text.find(needle, end)
+    return out
+
+
 def walk_nesting(s: str, limit: int) -> int | None:
     """nesting_beyond in Python (the plain route, and the core's oracle in the tests)."""
     # (in C first: each pass takes out the innermost pairs, one level; none left within

@@ -38,7 +38,7 @@ from hloscope.parser.fast.patterns import CONTROL, literal_ok
 from hloscope.parser.fast.scan import _Lines, scan_instruction
 from hloscope.parser.files import MAX_NESTING
 from hloscope.parser.reader import READER
-from hloscope.parser.text import nesting_beyond, strip_comments
+from hloscope.parser.text import nesting_beyond, strip_comments, walk_lines_with
 from hloscope.parser.validate import VALUE_CHECKED, _header
 from hloscope.source import tables_of, unresolved_source
 from hloscope.stats.counts import _as_json, stats_total
@@ -85,22 +85,9 @@ def _commented_lines(native, text: str) -> dict[int, Instruction | None]:
     """Each line with a `/*` comment read as the parse reads it (None where it takes none):
     line number -> Instruction. The compiled reader takes most (comments out, as the line
     scanner takes them); the line scanner reads the rest."""
-    if hasattr(native, "lines_with"):  # (one pass in the core: a `/` is in every file path)
-        found = native.lines_with(text, "/*")
-        return _as_parsed(native, [line for line, _ in found], [raw for _, raw in found])
-    where: list[int] = []
-    raws: list[str] = []
-    at, line, counted = text.find("/*"), 1, 0
-    while at >= 0:
-        start = text.rfind("\n", 0, at) + 1
-        line += text.count("\n", counted, start)
-        counted = start
-        end = text.find("\n", at)
-        end = len(text) if end < 0 else end
-        where.append(line)
-        raws.append(text[start:end])
-        at = text.find("/*", end)
-    return _as_parsed(native, where, raws)
+    # (one pass in the core where built: str.find stops at every `/` of the file paths)
+    found = native.lines_with(text, "/*") if hasattr(native, "lines_with") else walk_lines_with(text, "/*")
+    return _as_parsed(native, [line for line, _ in found], [raw for _, raw in found])
 
 
 def _as_parsed(native, where: list[int], raws: list[str]) -> dict[int, Instruction | None]:
