@@ -192,12 +192,7 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     del data  # (the file's bytes: the text and the modules are what is needed now)
     try:
         index, notes = _trace(opts, modules, chip)
-        if chip is None and index is not None:
-            from hloscope.trace.report import detect_chip
-
-            chip = detect_chip(index.device_kind)
-            if chip is not None:
-                notes.append(f"chip {chip.name} detected from the trace")
+        chip = _trace_chip(chip, index, notes)
         result = run(modules, rules, chip=chip, sources={str(path): lines}, trace=index,
                      stage=opts.stage, flags=opts.flags)
     finally:
@@ -209,6 +204,18 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     if k:
         cache.put("lint", k, out)
     return out
+
+
+def _trace_chip(chip, index, notes: list[str]):
+    """The chip asked for, else the one the trace's device planes describe (noted), else
+    None (the engine resolves each module's own)."""
+    if chip is None and index is not None:
+        from hloscope.trace.report import detect_chip
+
+        chip = detect_chip(index.device_kind)
+        if chip is not None:
+            notes.append(f"chip {chip.name} detected from the trace")
+    return chip
 
 
 def _chip(opts: LintOptions):
@@ -371,12 +378,14 @@ def lint_modules(modules: list, opts: LintOptions, trace=None,
     from hloscope.rules.engine import run
 
     rules = build_rules(opts)
-    result = run(modules, rules, chip=_chip(opts), sources=sources, trace=trace, stage=opts.stage,
+    notes: list[str] = []  # (with a trace and no chip asked: the trace's, as lint_files does)
+    chip = _trace_chip(_chip(opts), trace, notes)
+    result = run(modules, rules, chip=chip, sources=sources, trace=trace, stage=opts.stage,
                  flags=opts.flags, only=only)
     return LintReport(
         findings=result.findings, rules=[type(r) for r in rules],
         files=list(dict.fromkeys(m.path for m in modules)), instructions=result.instructions,
-        suppressed=result.suppressed, notes=result.notes, sources=sources or {},
+        suppressed=result.suppressed, notes=notes + result.notes, sources=sources or {},
         modules=result.modules)
 
 

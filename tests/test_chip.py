@@ -140,9 +140,13 @@ def test_the_compile_record_of_a_folder_and_of_a_file_in_it(tmp_path):
 
 
 @pytest.mark.parametrize(("tag", "chip", "assumed", "source"), [
-    ("sm_9.0", "h100", False, "sm_9.0 in the dump's name"),
+    # (an H100 and an H200 both are sm_9.0: the first, assumed, when nothing says which)
+    ("sm_9.0", "h100", True, "sm_9.0 in the dump's name: NVIDIA H100 SXM or NVIDIA H200 SXM, whose "
+                             "memory differs; the dump's gpu_target_config.pbtxt would say which"),
     ("sm_86", "a100", False, "sm_8.6 in the dump's name"),  # (a family's first stands for it)
-    ("sm_10.0", "b200", False, "sm_10.0 in the dump's name"),
+    ("sm_10.0", "b200", True, "sm_10.0 in the dump's name: NVIDIA B200 or NVIDIA GB200 (one Blackwell "
+                              "GPU of an NVL72), whose memory differs; the dump's gpu_target_config.pbtxt "
+                              "would say which"),
     ("sm_12.0", "h100", True, "a GPU of compute capability 12.0, not in the table"),
 ])
 def test_a_gpu_dump_is_costed_on_the_chip_its_name_states(tmp_path, tag, chip, assumed, source):
@@ -153,6 +157,41 @@ def test_a_gpu_dump_is_costed_on_the_chip_its_name_states(tmp_path, tag, chip, a
     (m,) = load(path)
     choice = resolve_chip(m)
     assert (choice.chip.key, choice.assumed, choice.source) == (chip, assumed, source)
+
+
+H200_DUMP = FIXTURES / "h200_target" / "module_1325.jit__lambda.sm_9.0a_gpu_after_optimizations.txt"
+
+
+def test_the_dumps_target_config_tells_an_h200_from_an_h100(tmp_path):
+    """A real H200 compile's --xla_dump_to files (fixtures/h200_target): XLA's
+    gpu_target_config.pbtxt beside the module names the device and its memory, so the
+    module is costed on the H200, not assumed. The same module alone is an assumed H100;
+    beside an H100's target config (XLA's own, from the corpus), an H100."""
+    from hloscope.cost.resolve import gpu_chip
+
+    (m,) = load(H200_DUMP)
+    choice = resolve_chip(m)
+    assert (choice.chip.key, choice.assumed) == ("h200", False)
+    assert choice.source == "NVIDIA H200 (140 GiB) in the dump's gpu_target_config.pbtxt"
+    alone = tmp_path / "alone" / H200_DUMP.name
+    alone.parent.mkdir()
+    shutil.copy(H200_DUMP, alone)
+    (m,) = load(alone)
+    assert (resolve_chip(m).chip.key, resolve_chip(m).assumed) == ("h100", True)
+    h100 = CORPUS / "gpu" / "xla-target-configs" / "xla_target_config_h100_sxm.txtpb"
+    if h100.exists():
+        beside = tmp_path / "h100" / H200_DUMP.name
+        beside.parent.mkdir()
+        shutil.copy(H200_DUMP, beside)
+        shutil.copy(h100, beside.parent / "module_1325.jit__lambda.gpu_target_config.pbtxt")
+        (m,) = load(beside)
+        choice = resolve_chip(m)
+        assert (choice.chip.key, choice.assumed) == ("h100", False)
+        assert choice.source.startswith("NVIDIA H100 80GB HBM3 (79 GiB)")
+    # by name first, else the nearest memory (a capture's device plane states no model)
+    assert gpu_chip("h100", 0, "NVIDIA H200 141GB HBM3e") == "h200"
+    assert gpu_chip("h100", 150109880320) == "h200" and gpu_chip("h100", 84942979072) == "h100"
+    assert gpu_chip("b200", 0, "NVIDIA GB200") == "gb200" and gpu_chip("a100", 42949672960) == "a100"
 
 
 def test_the_words_for_each_choice():

@@ -6,7 +6,10 @@ In this order:
 2. the chip recorded in the module's dump folder: `hloscope compile` writes its topology and
    chip into `hloscope.json` there (libtpu's own option files name no chip generation);
 3. what the module shows: a GPU dump named `..._sm_9.0_gpu_after_optimizations.txt` (its
-   compute capability), a CPU module (the generic CPU entry);
+   compute capability) and the `gpu_target_config.pbtxt` XLA dumps beside it (the device's
+   name and memory: an H200 is an H100's SM with more memory), a CPU module (the generic CPU
+   entry); a capability the table holds several chips of (H100 and H200), with no target
+   config to tell them apart, is the first of them, assumed;
 4. otherwise an *assumed* chip: a TPU module whose ops carry megacore_config (split over two
    TensorCores) -> TPU v5p, another TPU module of no known generation -> TPU v5e, a GPU
    module of no known generation -> H100. Every output names an assumed chip as assumed, and no
@@ -30,6 +33,11 @@ CAPABILITY = {(7, 0): "v100", (8, 0): "a100", (9, 0): "h100", (10, 0): "b200"}
 # suffix: a real H100 compile is named ..._sm_9.0a_gpu_after_optimizations.txt)
 _SM = re.compile(r"(?:^|[._-])sm_?(\d+\.\d+|\d{2,3})[af]?(?:[._-]|$)")
 ASSUMED = {"tpu": "v5e", "gpu": "h100", None: "v5e"}
+# The table's GPUs of one compute capability, told apart by their memory or their name (an
+# H200 is an H100's SM with 141 GB of HBM3e; a GB200's GPU is a B200's)
+SIBLINGS = {"h100": ("h100", "h200"), "b200": ("b200", "gb200")}
+_MODEL = re.compile(r"\b(G?[A-Z]\d{3})\b")  # `NVIDIA H200 141GB HBM3e` -> H200
+TARGET_CONFIG = ".gpu_target_config.pbtxt"  # XLA GPU's description of the device, per module
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,52 @@ def _stated_beside(folder: str) -> dict[str, re.Match]:
     return out
 
 
+def gpu_chip(key: str, memory: int = 0, description: str = "") -> str:
+    """The table's chip for a GPU of the family `key` (CAPABILITY's): the one its description
+    names (`NVIDIA H200`), else the one whose HBM is nearest `memory` bytes, else `key`."""
+    family = SIBLINGS.get(key, (key,))
+    model = _MODEL.search(description or "")
+    if model and model.group(1).lower() in family:
+        return model.group(1).lower()
+    if memory > 0:
+        return min(family, key=lambda k: abs(get_chip(k).hbm_bytes - memory))
+    return key
+
+
+@lru_cache(maxsize=64)
+def _configs_beside(folder: str) -> dict[str, str]:
+    """module id prefix -> the name of its gpu_target_config.pbtxt in `folder`."""
+    try:
+        names = sorted(p.name for p in Path(folder).iterdir() if p.name.endswith(TARGET_CONFIG))
+    except OSError:
+        return {}
+    return {mid.group(1): name for name in names if (mid := _MODULE_ID.match(name))}
+
+
+_DESCRIPTION = re.compile(r'^device_description_str:\s*"([^"\n]*)"', re.M)
+_MEMORY = re.compile(r"^\s*device_memory_size:\s*(\d+)", re.M)
+
+
+def target_config(path: str | Path | None) -> tuple[str, int] | None:
+    """(device description, memory bytes) from the gpu_target_config.pbtxt XLA's GPU backend
+    dumps beside a module (`module_0012.jit_f.gpu_target_config.pbtxt`), or None."""
+    if not path:
+        return None
+    p = Path(path)
+    mid = _MODULE_ID.match(p.name)
+    name = _configs_beside(str(p.parent)).get(mid.group(1)) if mid else None
+    if name is None:
+        return None
+    try:
+        text = (p.parent / name).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    description, memory = _DESCRIPTION.search(text), _MEMORY.search(text)
+    if description is None and memory is None:
+        return None
+    return (description.group(1) if description else "", int(memory.group(1)) if memory else 0)
+
+
 def capability(path: str | Path | None) -> tuple[int, int] | None:
     """The GPU compute capability an XLA GPU dump states in its file name (sm_9.0, sm_90), or
     in the name of another file of the same module in its folder (XLA's GPU backend names
@@ -146,10 +200,17 @@ def resolve_chip(module, name: str | None = None) -> ChipChoice:
     if cc is not None:
         key = CAPABILITY.get(cc) or CAPABILITY.get((cc[0], 0))
         if key is not None:
-            try:
-                return ChipChoice(get_chip(key), f"sm_{cc[0]}.{cc[1]} in the dump's name")
-            except KeyError:
-                pass
+            told = target_config(path)
+            if told is not None:  # (the device itself, as XLA described it for the compile)
+                return ChipChoice(get_chip(gpu_chip(key, told[1], told[0])),
+                                  f"{told[0] or 'the device'} ({told[1] / 2**30:.0f} GiB) in the dump's "
+                                  f"gpu_target_config.pbtxt")
+            if key in SIBLINGS:  # (several of the table's chips: their memory tells them apart)
+                names = " or ".join(get_chip(k).name for k in SIBLINGS[key])
+                return ChipChoice(get_chip(key), f"sm_{cc[0]}.{cc[1]} in the dump's name: {names}, "
+                                  f"whose memory differs; the dump's gpu_target_config.pbtxt would "
+                                  f"say which", assumed=True)
+            return ChipChoice(get_chip(key), f"sm_{cc[0]}.{cc[1]} in the dump's name")
         return ChipChoice(get_chip(ASSUMED["gpu"]), f"a GPU of compute capability {cc[0]}.{cc[1]}, "
                           f"not in the table", assumed=True)
     if platform == "cpu":

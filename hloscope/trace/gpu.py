@@ -19,6 +19,7 @@ import bisect
 from collections import defaultdict
 
 from hloscope.cost.resolve import CAPABILITY as NVIDIA  # compute capability -> chip key
+from hloscope.cost.resolve import gpu_chip
 from hloscope.trace.events import as_int
 
 EXECUTION_EVENTS = ("GpuExecutable::ExecuteThunks",)
@@ -47,9 +48,8 @@ def device_chip(stats: dict) -> tuple[str | None, str]:
     if vendor.lower().startswith("amd"):
         return AMD.get((major, minor)), words
     key = NVIDIA.get((major, minor))
-    if key == "h100" and memory > 100 * 2**30:  # H200: the same SM, 141 GB of HBM3e
-        key = "h200"
-    return key, words
+    # (an H200 is an H100's SM with 141 GB of HBM3e: the family's chip nearest its memory)
+    return (gpu_chip(key, memory) if key is not None else None), words
 
 
 class Executions:
