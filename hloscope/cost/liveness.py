@@ -45,6 +45,7 @@ from hloscope.cost.sharing import (
     sole_reader,
 )
 from hloscope.cost.layout import array_memory, has_tiled_layouts, memory_leaves, memory_space_name
+from hloscope.cost.memory import tuple_table_bytes
 from hloscope.cost.memory_report import MemoryReport
 from hloscope.cost.placement import callee_peak, place_in_outputs
 from hloscope.ir import Computation, Instruction, Module
@@ -376,10 +377,7 @@ def memory(module: Module, top: int = 10, chip=None) -> MemoryReport:
         if leaf is not None and out_leaf is not None and leaf.is_array:
             report.alias_bytes += array_memory(leaf).padded_bytes
     if root is not None and root.shape.is_tuple and has_tiled_layouts(module):
-        # the output tuple's index table: 4 bytes per element, in the chip's allocation unit
-        # (as XLA's memory_analysis counts it: 512 bytes on v5e, 32 on v5p)
-        unit = getattr(chip, "tuple_table_alignment", None) or 512
-        report.output_bytes += -(-4 * len(root.shape.elements) // unit) * unit
+        report.output_bytes += tuple_table_bytes(root.shape, chip)  # (its index table)
     report.constant_bytes = sum(b.bytes for b in walk.buffers if b.kind == "constant")
     per_space = walk.live_per_space()
     live = per_space.get(0) or [0] * (len(module.entry.instructions) + 1)

@@ -87,15 +87,20 @@ _MODULE_ID = re.compile(r"^(module_\d+\.)")
 
 
 @lru_cache(maxsize=64)
-def _stated_beside(folder: str) -> dict[str, re.Match]:
-    """module id prefix -> the sm_XX a file of that module in `folder` states (listed once
-    per folder: a dump folder of thousands of files is read once, not once per module)."""
-    out: dict[str, re.Match] = {}
+def _listing(folder: str) -> tuple[str, ...]:
+    """The file names in a folder, sorted; () when it cannot be listed (listed once per
+    folder: a dump folder of thousands of files is read once, not once per module)."""
     try:
-        names = sorted(p.name for p in Path(folder).iterdir())
+        return tuple(sorted(p.name for p in Path(folder).iterdir()))
     except OSError:
-        return out
-    for name in names:
+        return ()
+
+
+@lru_cache(maxsize=64)
+def _stated_beside(folder: str) -> dict[str, re.Match]:
+    """module id prefix -> the sm_XX a file of that module in `folder` states."""
+    out: dict[str, re.Match] = {}
+    for name in _listing(folder):
         mid = _MODULE_ID.match(name)
         if mid and mid.group(1) not in out and (found := _SM.search(name)):
             out[mid.group(1)] = found
@@ -117,11 +122,8 @@ def gpu_chip(key: str, memory: int = 0, description: str = "") -> str:
 @lru_cache(maxsize=64)
 def _configs_beside(folder: str) -> dict[str, str]:
     """module id prefix -> the name of its gpu_target_config.pbtxt in `folder`."""
-    try:
-        names = sorted(p.name for p in Path(folder).iterdir() if p.name.endswith(TARGET_CONFIG))
-    except OSError:
-        return {}
-    return {mid.group(1): name for name in names if (mid := _MODULE_ID.match(name))}
+    return {mid.group(1): name for name in _listing(folder)
+            if name.endswith(TARGET_CONFIG) and (mid := _MODULE_ID.match(name))}
 
 
 _DESCRIPTION = re.compile(r'^device_description_str:\s*"([^"\n]*)"', re.M)
@@ -136,10 +138,15 @@ def target_config(path: str | Path | None) -> tuple[str, int] | None:
     p = Path(path)
     mid = _MODULE_ID.match(p.name)
     name = _configs_beside(str(p.parent)).get(mid.group(1)) if mid else None
-    if name is None:
-        return None
+    return _device_told(str(p.parent / name)) if name is not None else None
+
+
+@lru_cache(maxsize=64)
+def _device_told(config: str) -> tuple[str, int] | None:
+    """target_config's answer from one config file, read once (every command resolves a
+    module's chip more than once)."""
     try:
-        text = (p.parent / name).read_text(encoding="utf-8", errors="replace")
+        text = Path(config).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
     description, memory = _DESCRIPTION.search(text), _MEMORY.search(text)

@@ -8,6 +8,7 @@ from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 from hloscope._speed import regex_cache
+from hloscope.ir.records import replaced
 from hloscope.ir.shape import Shape
 
 
@@ -125,9 +126,7 @@ class Instruction:
 
     def replace(self, **changes: Any) -> Instruction:
         """A copy with some fields changed (as dataclasses.replace)."""
-        values = {k: getattr(self, k) for k in self.__slots__}
-        values.update(changes)
-        return Instruction(**values)
+        return replaced(self, changes)
 
     def _reader(self) -> ValueReader:
         if self.reader is None:

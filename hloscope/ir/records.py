@@ -40,9 +40,7 @@ class Record:
 
     def replace(self, **changes: Any):
         """A copy with some fields changed (as dataclasses.replace)."""
-        values = dict(zip(self.__slots__, self.field_values()))
-        values.update(changes)
-        return self.__class__(**values)
+        return replaced(self, changes)
 
 
 class Frozen(Record):
@@ -61,3 +59,11 @@ class Frozen(Record):
 
 
 set_field = object.__setattr__  # (how a Frozen's __init__ sets its fields)
+
+
+def replaced(record: Any, changes: dict[str, Any]) -> Any:
+    """A copy of a class whose fields are its `__slots__` and its `__init__`'s keywords
+    (a Record, or the IR's containers), with some fields changed."""
+    values = {k: getattr(record, k) for k in record.__slots__}
+    values.update(changes)
+    return record.__class__(**values)

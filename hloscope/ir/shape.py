@@ -54,11 +54,6 @@ class Layout(Frozen):
         _set(self, "physical_shape", physical_shape)
         _set(self, "dynamic_prefix_bytes", dynamic_prefix_bytes)
 
-    def field_values(self) -> tuple:  # (written out: compared with their shapes)
-        return (self.minor_to_major, self.dim_level_types, self.tiles, self.tail_padding_alignment,
-                self.index_type, self.pointer_type, self.element_size_bits, self.memory_space,
-                self.split_configs, self.physical_shape, self.dynamic_prefix_bytes)
-
     def __str__(self) -> str:
         head = ",".join(str(d) for d in self.minor_to_major)
         parts: list[str] = []
@@ -132,18 +127,6 @@ class Shape(Frozen):
         _set(self, "dynamic", dynamic)
         _set(self, "layout", layout)
         _set(self, "elements", elements)
-
-    def field_values(self) -> tuple:  # (written out: shapes are compared and hashed often)
-        return (self.element_type, self.dims, self.dynamic, self.layout, self.elements)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not Shape:
-            return NotImplemented
-        return (self.element_type, self.dims, self.dynamic, self.layout, self.elements) == (
-            other.element_type, other.dims, other.dynamic, other.layout, other.elements)  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self.element_type, self.dims, self.dynamic, self.layout, self.elements))
 
     @property
     def is_tuple(self) -> bool:

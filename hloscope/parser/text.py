@@ -6,6 +6,7 @@ import re
 import sys
 from array import array
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from hloscope._speed import regex_cache
@@ -65,18 +66,13 @@ def nesting_beyond(s: str, limit: int) -> int | None:
     return walk_nesting(s, limit)
 
 
+@cache
 def _nesting_core():
     """The compiled core's nesting_beyond, or None (not built, an older build, or
     HLOSCOPE_PLAIN=1); asked once."""
-    if not _CORE:
-        from hloscope._speed import native
+    from hloscope._speed import native
 
-        core = native()
-        _CORE.append(getattr(core, "nesting_beyond", None) if core is not None else None)
-    return _CORE[0]
-
-
-_CORE: list = []
+    return getattr(native(), "nesting_beyond", None)
 
 
 def walk_lines_with(text: str, needle: str) -> list[tuple[int, str]]:
