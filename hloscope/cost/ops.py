@@ -91,6 +91,8 @@ class CostModel:
         if not printed:
             return [by_name[n].shape for n in operands if n in by_name]
         if len(printed) == len(operands) and not any(printed):  # (none printed: most dumps)
+            if len(operands) == 1:  # (the usual collective, convert, copy: no list built)
+                return [by_name[operands[0]].shape]
             return [by_name[n].shape for n in operands]
         out = []
         for k, n in enumerate(operands):  # (a collective may read hundreds)

@@ -51,6 +51,8 @@ _METADATA = ", metadata={"
 _METADATA_VALUE = len(", metadata=")  # where the value starts, after its key
 
 
+# What opens a value that may hold a separator: a bracket or a string's quote.
+_OPENER = regex_cache.compile("[{[('\"]")
 # A string as the scanner takes it: double quotes, backslash escapes, closed on the line.
 _STRING = regex_cache.compile(r'"(?:[^"\\\n]|\\.)*"')
 
@@ -61,6 +63,8 @@ def _top_level(text: str, at: int) -> bool:
     and, strings left out, as many brackets opened as closed before it (in a well-nested
     text, depth 0 there). (Before its strings were skipped, a TPU op's backend_config,
     printed after a metadata string, was sought by a walk over every item before it.)"""
+    if _OPENER.search(text, 0, at) is None:  # (no string or bracket opens before it)
+        return True
     head = text[:at]
     if "'" in head:
         return False

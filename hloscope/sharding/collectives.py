@@ -260,6 +260,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     implicit_sizes: dict[int, int] = {}  # id(instr) -> participants its shapes imply
     read_groups: dict[int, tuple] = {}  # id(instr) -> _groups(instr, 1): read once
     by_text: dict[str | None, tuple] = {}  # replica_groups text -> _groups of it
+    counted: dict[int, tuple] = {}  # id -> a read whose groups all_groups holds (kept)
     fusion_comps = module.fusion_computations()
     # (an async-start's wrapped computation, or a `<op>-start` shorthand's: its collective is the start's)
     wrapped = {c for i in module.instructions()
@@ -283,7 +284,11 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
                 read = by_text[text] = _groups(said, 1)
         groups, rg = read_groups[id(instr)] = read
         implicit = implicit_sizes[id(instr)] = _implicit_size(instr, said, op, model, rg)
-        all_groups.update([tuple(range(implicit))] if implicit > 1 else groups)
+        if implicit > 1:
+            all_groups.add(tuple(range(implicit)))
+        elif id(read) not in counted:  # (each text's groups once: a layer repeats the last's)
+            counted[id(read)] = read
+            all_groups.update(groups)
     chains = {id(clones[0]): (caller, fusions, clones)
               for caller, fusions, clones, _ in fused_chains(module, in_fusions)}
     found += [(comp, instr, op) for comp, instr, op in in_fusions if id(instr) in chains]
@@ -303,24 +308,25 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     users = _users_asked(found)
     links: dict[tuple, object] = {}  # (op, moved, n, id(groups)) -> link_time (groups kept)
     kept: list[list] = []
+    # (groups, rg, factors, n) by (id of the groups read, implicit size, permute?): a
+    # module's collectives share a few group texts, each read once (read_groups keeps them)
+    grouped: dict[tuple, tuple] = {}
+    axis_of: list[tuple] = []  # each collective's grouped entry, for its axis name below
     for comp, instr, op in found:
-        groups, rg = read_groups[id(instr)]
-        if rg is None or not rg.groups:  # (the default: every device; pairs are kept)
-            groups, rg = _groups(_wrapped_collective(module, instr), devices)
+        read = read_groups[id(instr)]
         implicit = implicit_sizes[id(instr)]
-        if implicit > 1 and implicit != devices and devices % implicit == 0:
-            groups = [tuple(range(k, k + implicit)) for k in range(0, devices, implicit)]
+        permute = op == "collective-permute"
+        group_key = (id(read), implicit, permute)
+        entry = grouped.get(group_key)
+        if entry is None:
+            entry = grouped[group_key] = _grouped(module, instr, read, implicit, devices, permute)
+            factors_seen.extend(entry[2] or [])  # (infer_mesh keeps each stride's first)
+        groups, rg, factors, n = entry
+        axis_of.append(entry)
+        axis = "permute" if permute else ""
         if rg is not None and rg.form == "mesh" and not has_names:
             mesh.axes, mesh.source = named_axes(list(rg.mesh_axes)), "replica_groups"
-        if op == "collective-permute":
-            factors = None
-            axis = "permute"
-        else:
-            factors = factor_group(groups[0]) if groups else []
-            factors_seen.extend(factors or [])
-            axis = ""
         operands = model.operand_shapes(instr)
-        n = len(groups[0]) if groups and op != "collective-permute" else 2
         scattered_by = (_scattered_by(module, instr, n, users[id(comp)].get(instr.name, []))
                         if op == "all-reduce" else "")
         op = "reduce-scatter" if scattered_by else op
@@ -377,15 +383,40 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
         ))
     if not mesh.axes:
         mesh.axes = infer_mesh(devices, factors_seen)
-    for c in collectives:
+    named: dict[int, str] = {}  # id(grouped entry) -> its axis name
+    for c, entry in zip(collectives, axis_of):
         if c.opcode == "collective-permute":
             continue
-        names = []
-        for stride, size in c.strides:
-            ax = mesh.axis_for(stride, size)
-            names.append(ax.name if ax else f"stride{stride}x{size}")
-        c.axis = "+".join(names) if names else "none"
+        name = named.get(id(entry))
+        if name is None:
+            name = named[id(entry)] = _axis_name(mesh, entry[2] or [])
+        c.axis = name
     return Sharding(mesh, collectives)
+
+
+def _grouped(module: Module, instr: Instruction, read: tuple, implicit: int, devices: int,
+             permute: bool) -> tuple:
+    """(groups, their ReplicaGroups, (stride, size) factors of the first, group size) of a
+    collective whose groups read as `read` (_groups) and whose shapes imply `implicit`."""
+    groups, rg = read
+    if rg is None or not rg.groups:  # (the default: every device; pairs are kept)
+        groups, rg = _groups(_wrapped_collective(module, instr), devices)
+    if implicit > 1 and implicit != devices and devices % implicit == 0:
+        groups = [tuple(range(k, k + implicit)) for k in range(0, devices, implicit)]
+    if permute:
+        return groups, rg, None, 2
+    factors = factor_group(groups[0]) if groups else []
+    return groups, rg, factors, len(groups[0]) if groups else 2
+
+
+def _axis_name(mesh: Mesh, factors: list[tuple[int, int]]) -> str:
+    """The mesh axes a group's (stride, size) factors run over, "+"-joined ("none": one
+    device)."""
+    names = []
+    for stride, size in factors:
+        ax = mesh.axis_for(stride, size)
+        names.append(ax.name if ax else f"stride{stride}x{size}")
+    return "+".join(names) if names else "none"
 
 
 def bytes_per_axis(collectives: list[Collective]) -> dict[str, float]:

@@ -117,6 +117,11 @@ def literal_ok(text: str) -> bool:
 def seek_attrs(attr_text: str, keys: Collection[str], most: int, start: int = 0) -> dict[str, str]:
     """{key: value} of `keys` in an attribute list `LINE` has accepted, reading the
     attributes only up to the `most`-th of them (a key given twice: the last)."""
+    if most == 1 and start:  # (one key, from its separating comma: Instruction.raw_attr)
+        m = ATTR_ITEM.match(attr_text, start)
+        if m is not None and m.group(1) in keys and not (
+                m.group(1) == "replica_groups" and MESH_DEVICES_AHEAD.match(attr_text, m.end())):
+            return {m.group(1): m.group(2).rstrip()}
     out: dict[str, str] = {}
     for m in ATTR_ITEM.finditer(attr_text, start):
         key = m.group(1)
