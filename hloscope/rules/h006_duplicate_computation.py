@@ -77,12 +77,15 @@ class DuplicateComputation(ModuleRule):
         min_elements: int = 1024  # smaller duplicates are too cheap to matter
 
     def check_module(self, ctx: RuleContext) -> Iterator[Finding]:
+        # (the module's opcodes never compared, asked once: not per instruction)
+        skip = frozenset([op for op in ctx.module.opcodes() if _never_duplicate(op)])
         for comp in ctx.module.computations:
             if comp.name in ctx.fused:
                 continue  # XLA duplicates cheap ops into fusions on purpose
-            yield from self._check_computation(ctx, comp)
+            yield from self._check_computation(ctx, comp, skip)
 
-    def _check_computation(self, ctx: RuleContext, comp: Computation) -> Iterator[Finding]:
+    def _check_computation(self, ctx: RuleContext, comp: Computation,
+                           skip: frozenset[str]) -> Iterator[Finding]:
         canonical: dict[str, str] = {}  # name -> first equal instruction's name
         # a duplicate that reads an earlier duplicate only follows it (a function called
         # twice repeats each of its ops): one finding per chain, at the duplicate that starts
@@ -95,7 +98,7 @@ class DuplicateComputation(ModuleRule):
         attr_keys: dict[int, tuple] = {}  # id(instr) -> _attr_key, split once
         for instr in comp.instructions:
             opcode = instr.opcode
-            if _never_duplicate(opcode) or (opcode == "custom-call" and (
+            if opcode in skip or (opcode == "custom-call" and (
                     instr.raw_attr("custom_call_has_side_effect") == "true"
                     or instr.attr("custom_call_target") == "AllocateBuffer")):
                 continue  # (AllocateBuffer computes nothing: each call is a buffer of its own)
@@ -104,11 +107,10 @@ class DuplicateComputation(ModuleRule):
             if canonical and not canonical.keys().isdisjoint(operands):
                 read = next(o for o in operands if o in canonical)
                 operands = tuple([canonical.get(o, o) for o in operands])
+            earlier = seen.setdefault((opcode, instr.shape_text, operands), instr)
+            if earlier is instr:
+                continue  # (the first of its key: a list only on a collision, most have none)
             key = (opcode, instr.shape_text, operands)
-            earlier = seen.get(key)
-            if earlier is None:
-                seen[key] = instr  # (a list only on a collision: most have none)
-                continue
             if not isinstance(earlier, list):
                 earlier = seen[key] = [(earlier, _told(earlier))]
             # (equal attribute texts but metadata: equal attributes, none split)
