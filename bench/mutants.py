@@ -118,7 +118,7 @@ MUTANTS = [
     Mutant("trip-count-inclusive-bound", "hloscope/cost/trips.py",
            'span = bound - init + (1 if direction == "LE" else 0)', "span = bound - init",
            ("tests/test_numbers.py",)),
-    Mutant("implicit-group-size", "hloscope/sharding/collectives.py",
+    Mutant("implicit-group-size", "hloscope/sharding/groups.py",
            "return big.dims[d] // small.dims[d]", "return big.dims[d]",
            ("tests/test_numbers.py", "tests/test_sharding.py")),
     Mutant("ring-fraction", "hloscope/sharding/sizes.py",

@@ -25,20 +25,26 @@ from hloscope.cost.flops import FREE
 from hloscope.cost.ops import CostModel
 from hloscope.ir import Computation, Instruction, Module, Shape
 from hloscope.ir.opcodes import COLLECTIVES, MAY_BE_COLLECTIVE, async_shorthand
-from hloscope.ir.values import ReplicaGroups
 from hloscope.sharding.chains import fused_chains
+from hloscope.sharding.groups import (
+    axis_name,
+    group_facts,
+    groups_of,
+    has_pairs,
+    implicit_size,
+    wrapped_collective,
+)
 from hloscope.sharding.links import link_time
 from hloscope.sharding.mesh import (
     Mesh,
     Sharding,
     device_count,
-    factor_group,
     infer_mesh,
     mesh_beside,
     named_axes,
     sdy_mesh,
 )
-from hloscope.sharding.sizes import result_shape, sized_collective
+from hloscope.sharding.sizes import sized_collective
 
 
 def base_opcode(instr: Instruction, module: Module) -> str | None:
@@ -101,55 +107,6 @@ class Collective:
         out["sources"] = [dict(x) for x in self.sources]
         out["async"] = out.pop("is_async")
         return out
-
-
-def _wrapped_collective(module: Module, instr: Instruction) -> Instruction:
-    """The collective an async-start wraps (its root), else the instruction itself."""
-    if instr.opcode == "async-start":
-        for name in instr.called_computations:
-            root = module.by_name[name].root if name in module.by_name else None
-            if root is not None and root.opcode in COLLECTIVES:
-                return root
-    return instr
-
-
-def _has_pairs(instr: Instruction) -> bool:
-    """Whether the instruction names its peers by source_target_pairs (read without
-    splitting its attributes)."""
-    return instr.may_have("source_target_pairs") and instr.raw_attr("source_target_pairs") is not None
-
-
-def _groups(instr: Instruction, devices_hint: int) -> tuple[list[tuple[int, ...]], ReplicaGroups | None]:
-    if _has_pairs(instr):
-        pairs = instr.attr("source_target_pairs") or ()
-        return [tuple(p) for p in pairs], None
-    rg = instr.attr("replica_groups")
-    if rg is None or not rg.groups:
-        return [tuple(range(devices_hint))], rg
-    return [tuple(g) for g in rg.groups], rg
-
-
-def _implicit_size(instr: Instruction, said: Instruction, op: str, model: CostModel,
-                   rg: ReplicaGroups | None) -> int:
-    """The participants an all-gather or reduce-scatter with no replica_groups has, from its
-    shapes: the gathered (scattered) dimension grows (shrinks) by that factor. `said`: the
-    collective whose attributes an async start wraps (the instruction itself otherwise)."""
-    if op not in ("all-gather", "reduce-scatter") or _has_pairs(said):
-        return 0
-    if rg is not None and rg.groups:
-        return 0
-    dims = said.attr("dimensions") or ()
-    operands = model.operand_shapes(instr)
-    result = result_shape(instr)
-    if result.is_tuple and result.elements:  # (several operands: the first's result)
-        result = result.elements[0]
-    if len(dims) != 1 or not operands or not operands[0].is_array or not result.is_array:
-        return 0
-    d = dims[0]
-    small, big = (operands[0], result) if op == "all-gather" else (result, operands[0])
-    if d >= min(small.rank, big.rank) or not small.dims[d] or big.dims[d] % small.dims[d]:
-        return 0
-    return big.dims[d] // small.dims[d]
 
 
 def _trace_params(comp: Computation, instr: Instruction, limit: int = 64) -> list[Instruction]:
@@ -258,7 +215,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     in_fusions: list[tuple[Computation, Instruction, str]] = []
     all_groups: set[tuple[int, ...]] = set()
     implicit_sizes: dict[int, int] = {}  # id(instr) -> participants its shapes imply
-    read_groups: dict[int, tuple] = {}  # id(instr) -> _groups(instr, 1): read once
+    read_groups: dict[int, tuple] = {}  # id(instr) -> groups_of(instr, 1): read once
     by_text: dict[str | None, tuple] = {}  # replica_groups text -> _groups of it
     counted: dict[int, tuple] = {}  # id -> a read whose groups all_groups holds (kept)
     fusion_comps = module.fusion_computations()
@@ -274,16 +231,16 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
         if op is None:
             continue
         (in_fusions if comp.name in fusion_comps else found).append((comp, instr, op))
-        said = _wrapped_collective(module, instr)  # (its groups are the wrapped op's)
-        if _has_pairs(said):
-            read = _groups(said, 1)
+        said = wrapped_collective(module, instr)  # (its groups are the wrapped op's)
+        if has_pairs(said):
+            read = groups_of(said, 1)
         else:
             text = said.raw_attr("replica_groups")
             read = by_text.get(text)
             if read is None:
-                read = by_text[text] = _groups(said, 1)
+                read = by_text[text] = groups_of(said, 1)
         groups, rg = read_groups[id(instr)] = read
-        implicit = implicit_sizes[id(instr)] = _implicit_size(instr, said, op, model, rg)
+        implicit = implicit_sizes[id(instr)] = implicit_size(instr, said, op, model, rg)
         if implicit > 1:
             all_groups.add(tuple(range(implicit)))
         elif id(read) not in counted:  # (each text's groups once: a layer repeats the last's)
@@ -319,7 +276,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
         group_key = (id(read), implicit, permute)
         entry = grouped.get(group_key)
         if entry is None:
-            entry = grouped[group_key] = _grouped(module, instr, read, implicit, devices, permute)
+            entry = grouped[group_key] = group_facts(module, instr, read, implicit, devices, permute)
             factors_seen.extend(entry[2] or [])  # (infer_mesh keeps each stride's first)
         groups, rg, factors, n = entry
         axis_of.append(entry)
@@ -389,34 +346,9 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
             continue
         name = named.get(id(entry))
         if name is None:
-            name = named[id(entry)] = _axis_name(mesh, entry[2] or [])
+            name = named[id(entry)] = axis_name(mesh, entry[2] or [])
         c.axis = name
     return Sharding(mesh, collectives)
-
-
-def _grouped(module: Module, instr: Instruction, read: tuple, implicit: int, devices: int,
-             permute: bool) -> tuple:
-    """(groups, their ReplicaGroups, (stride, size) factors of the first, group size) of a
-    collective whose groups read as `read` (_groups) and whose shapes imply `implicit`."""
-    groups, rg = read
-    if rg is None or not rg.groups:  # (the default: every device; pairs are kept)
-        groups, rg = _groups(_wrapped_collective(module, instr), devices)
-    if implicit > 1 and implicit != devices and devices % implicit == 0:
-        groups = [tuple(range(k, k + implicit)) for k in range(0, devices, implicit)]
-    if permute:
-        return groups, rg, None, 2
-    factors = factor_group(groups[0]) if groups else []
-    return groups, rg, factors, len(groups[0]) if groups else 2
-
-
-def _axis_name(mesh: Mesh, factors: list[tuple[int, int]]) -> str:
-    """The mesh axes a group's (stride, size) factors run over, "+"-joined ("none": one
-    device)."""
-    names = []
-    for stride, size in factors:
-        ax = mesh.axis_for(stride, size)
-        names.append(ax.name if ax else f"stride{stride}x{size}")
-    return "+".join(names) if names else "none"
 
 
 def bytes_per_axis(collectives: list[Collective]) -> dict[str, float]:
