@@ -257,22 +257,62 @@ def test_the_span_table_reads_as_the_list_table(path):
 
 def test_the_native_line_reader_shares_one_string_per_name():
     """An operand is the very string its instruction was named with (one object, not a copy
-    per use: a layer stack's operands were a tenth of the parsed module's memory), on a real
-    corpus module."""
-    from hloscope.parser.fast.native import scan_native
+    per use: a layer stack's operands were a tenth of the parsed module's memory) where the
+    name is given in the same part of the text the reader reads at a time (PART lines: the
+    items of the whole text at once were the parse's peak memory), on a real corpus module
+    read in parts of 8192 lines and in one part."""
+    import hloscope.parser.fast.native as reader
 
     path = [p for p in corpus_files() if p.name == "hlo_llama31_8b_bf16_1x8.hlo"]
     if not path:
         pytest.skip("the corpus is not beside the checkout")
-    (m,) = scan_native(native, path[0].read_text(encoding="utf-8"), "llama")
-    shared = uses = 0
-    for comp in m.computations:
-        for instr in comp.instructions:
-            for o in instr.operands:
-                uses += 1
-                shared += comp.by_name[o].name is o
-    # (the lines the Python line scanner reads, 8% of these uses, make strings of their own)
-    assert uses > 40000 and shared > 0.9 * uses, (shared, uses)
+    text = path[0].read_text(encoding="utf-8")
+    for part in (8192, len(text)):
+        (m,) = _read_in_parts(reader, text, part)
+        shared = uses = 0
+        for comp in m.computations:
+            for instr in comp.instructions:
+                for o in instr.operands:
+                    named = comp.by_name[o]
+                    if (named.line - 1) // part == (instr.line - 1) // part:
+                        uses += 1
+                        shared += named.name is o
+        # (the lines the Python line scanner reads, 8% of these uses, make strings of their own)
+        assert uses > 30000 and shared > 0.9 * uses, (part, shared, uses)
+
+
+def _read_in_parts(reader, text: str, part: int):
+    """The modules scan_native reads from `text`, `part` lines at a time."""
+    kept = reader.PART
+    reader.PART = part
+    try:
+        return reader.scan_native(native, text, "llama")
+    finally:
+        reader.PART = kept
+
+
+@pytest.mark.parametrize("part", [1, 7, 8192])
+def test_the_native_line_reader_reads_a_text_in_parts_as_whole(part):
+    """The items of a text read a part at a time (lines_from, `part` lines each) are the
+    items of it read whole (lines), numbered on across the parts, on real modules with
+    commented, typed and non-ASCII lines, an empty last line and none."""
+    from hloscope.parser.fast.native import _part
+
+    paths = [FIXTURES / "tpu" / "llm_v5p_big.hlo.txt", *DUMPS[:2],
+             *[p for p in corpus_files() if p.suffix == ".hlo"][:3]]
+    texts = [p.read_text(encoding="utf-8") for p in paths if p.exists()]
+    texts += ["HloModule m\nENTRY e {\n  ROOT p = f32[2]{0} parameter(0), metadata={op_name=\"\u00e9\"}\n}",
+              "HloModule m\n\n", "", "\n"]  # (hand-written: non-ASCII, blank lines, empty)
+    for text in texts:
+        whole = native.lines(text, True)
+        got, start, first = [], 0, 0
+        while start is not None:
+            items, start = native.lines_from(text, start, first, part, True)
+            assert len(items) == part or start is None
+            got += items
+            first += len(items)
+        assert got == whole and len(whole) == text.count("\n") + 1
+    assert _part(native, "a\nb", 0, 0) == (native.lines("a\nb", True), None)
 
 
 @pytest.mark.parametrize("path", [FIXTURES / "tpu" / "llm_v5p_big.hlo.txt",

@@ -150,78 +150,131 @@ mod python {
     #[pyfunction]
     #[pyo3(signature = (text, texts=false))]
     fn lines<'py>(py: Python<'py>, text: &str, texts: bool) -> PyResult<Bound<'py, PyList>> {
-        use crate::check::Map;
-        use crate::lines::{line, Line};
-        use pyo3::types::PyString;
         let out = PyList::empty(py);
-        let split: Vec<&str> = crate::lines::split_lines(text).collect();
-        let read: Vec<Line> =
-            py.allow_threads(|| guarded(|| split.iter().map(|s| line(s)).collect()))?;
-        // the lines left for their comments (`/*index=5*/` in long tuples: the longest lines
-        // of a training step), read with them taken out as Python's line scanner takes them
-        let uncommented: Vec<(usize, String)> = py.allow_threads(|| {
-            guarded(|| {
-                read.iter()
-                    .enumerate()
-                    .filter(|(_, l)| matches!(l, Line::Other))
-                    .filter_map(|(k, _)| crate::lines::strip_comments(split[k]).map(|t| (k, t)))
-                    .collect()
-            })
-        })?;
-        let mut again: Map<usize, Line> = py.allow_threads(|| {
-            guarded(|| {
-                uncommented
-                    .iter()
-                    .filter_map(|(k, t)| crate::lines::uncommented(t).map(|l| (*k, l)))
-                    .collect()
-            })
-        })?;
-        // one Python string per distinct text: an operand is the name its instruction was
-        // given (one object, not a copy per use), and a layer's shapes and opcodes repeat
-        let mut strings: Map<&str, Bound<'py, PyString>> =
-            Map::with_capacity_and_hasher(split.len(), Default::default());
-        for (k, l) in read.into_iter().enumerate() {
-            let no = k + 1;
-            let l = match l {
-                Line::Other if !again.is_empty() => again.remove(&k).unwrap_or(Line::Other),
-                l => l,
-            };
-            match l {
-                Line::Other if texts => out.append(PyString::new(py, split[k]))?,
-                Line::Other => out.append(no)?,
-                Line::Close => out.append((no,))?,
-                Line::Header(h) => {
-                    let params = PyList::empty(py);
-                    for (name, shape) in h.names.iter().zip(&h.shapes) {
-                        let name = intern(py, &mut strings, name);
-                        params.append((name, intern(py, &mut strings, shape)))?;
-                    }
-                    out.append((no, h.entry, h.name, h.params, h.result, params))?
-                }
-                Line::Instruction(f) => {
-                    let name = intern(py, &mut strings, f.name);
-                    let shape = intern(py, &mut strings, f.shape);
-                    let opcode = intern(py, &mut strings, f.opcode);
-                    let operands = interned_tuple(py, &mut strings, &f.operands)?;
-                    let typed = if f.operand_shapes.is_empty() {
-                        None
-                    } else {
-                        Some(interned_tuple(py, &mut strings, &f.operand_shapes)?)
-                    };
-                    let calls = match &f.calls {
-                        Some(names) => Some(interned_tuple(py, &mut strings, names)?),
-                        None => None,
-                    };
-                    out.append((
-                        no, f.indent, f.root, name, shape, opcode, operands, f.literal, f.attrs,
-                        typed, calls,
-                    ))?
-                }
-            }
-        }
+        let count = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
+        fill(py, &out, text, 0, count, texts)?;
         Ok(out)
     }
 
+    /// `lines` of the text from byte `start` (where a line starts: line `first` + 1), at
+    /// most `count` lines: (their items, and the byte where the next of its lines starts, or
+    /// None when none is left). The parser reads a text so, a part at a time, each part's
+    /// items made as it needs them and gone before the next (a part's strings are one object
+    /// per text within it).
+    #[pyfunction]
+    #[pyo3(signature = (text, start, first, count, texts=false))]
+    fn lines_from<'py>(
+        py: Python<'py>,
+        text: &str,
+        start: usize,
+        first: usize,
+        count: usize,
+        texts: bool,
+    ) -> PyResult<(Bound<'py, PyList>, Option<usize>)> {
+        let rest = text.get(start..).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err("start is past the text or inside a character")
+        })?;
+        let out = PyList::empty(py);
+        let next = fill(py, &out, rest, first, count, texts)?;
+        Ok((out, next.map(|at| start + at)))
+    }
+
+    /// The items of `text`'s lines (numbered from `first` + 1), at most `count`, appended to
+    /// `out`; Some(the byte of `text` where the lines left start) when `count` stopped it.
+    fn fill<'py>(
+        py: Python<'py>,
+        out: &Bound<'py, PyList>,
+        text: &str,
+        first: usize,
+        count: usize,
+        texts: bool,
+    ) -> PyResult<Option<usize>> {
+        use crate::check::Map;
+        use crate::lines::{line, split_lines, strip_comments, uncommented, Line};
+        use pyo3::types::PyString;
+        // one Python string per distinct text: an operand is the name its instruction was
+        // given (one object, not a copy per use), and a layer's shapes and opcodes repeat
+        let mut strings: Map<&str, Bound<'py, PyString>> =
+            Map::with_capacity_and_hasher(count.min(1 << 20), Default::default());
+        let mut left = None;
+        // each line is read and handed over at once: no table of every line's fields is
+        // held beside the list (it was most of the line reader's peak memory)
+        guarded(|| -> PyResult<()> {
+            for (k, s) in split_lines(text).enumerate() {
+                if k == count {
+                    left = Some(s.as_ptr() as usize - text.as_ptr() as usize);
+                    break;
+                }
+                if k % YIELD_EVERY == YIELD_EVERY - 1 {
+                    py.allow_threads(|| ()); // (a thread waiting to start its own pass runs)
+                }
+                let no = first + k + 1;
+                match line(s) {
+                    // a line left for its comments (`/*index=5*/` in long tuples), read with
+                    // them taken out as Python's line scanner takes them; its texts are new
+                    // strings unless an earlier line made one (the stripped text is dropped)
+                    Line::Other => match strip_comments(s).as_deref().and_then(uncommented) {
+                        Some(l) => push(py, out, no, l, &mut |t: &str| {
+                            strings
+                                .get(t)
+                                .cloned()
+                                .unwrap_or_else(|| PyString::new(py, t))
+                        })?,
+                        None if texts => out.append(PyString::new(py, s))?,
+                        None => out.append(no)?,
+                    },
+                    l => push(py, out, no, l, &mut |t| intern(py, &mut strings, t))?,
+                }
+            }
+            Ok(())
+        })??;
+        Ok(left)
+    }
+
+    /// How many lines `lines` reads between two moments it lets other threads run.
+    const YIELD_EVERY: usize = 4096;
+
+    /// The item of one line `lines` reads (not `Line::Other`), appended to `out`: an
+    /// instruction's fields, a computation header's, or a closing brace's (line,).
+    fn push<'py, 's>(
+        py: Python<'py>,
+        out: &Bound<'py, PyList>,
+        no: usize,
+        read: crate::lines::Line<'s>,
+        intern: &mut dyn FnMut(&'s str) -> Bound<'py, pyo3::types::PyString>,
+    ) -> PyResult<()> {
+        use crate::lines::Line;
+        match read {
+            Line::Other => out.append(no),
+            Line::Close => out.append((no,)),
+            Line::Header(h) => {
+                let params = PyList::empty(py);
+                for (name, shape) in h.names.iter().zip(&h.shapes) {
+                    params.append((intern(name), intern(shape)))?;
+                }
+                out.append((no, h.entry, h.name, h.params, h.result, params))
+            }
+            Line::Instruction(f) => {
+                let (name, shape, opcode) = (intern(f.name), intern(f.shape), intern(f.opcode));
+                let operands = tuple_of(py, &f.operands, intern)?;
+                let typed = if f.operand_shapes.is_empty() {
+                    None
+                } else {
+                    Some(tuple_of(py, &f.operand_shapes, intern)?)
+                };
+                let calls = match &f.calls {
+                    Some(names) => Some(tuple_of(py, names, intern)?),
+                    None => None,
+                };
+                out.append((
+                    no, f.indent, f.root, name, shape, opcode, operands, f.literal, f.attrs, typed,
+                    calls,
+                ))
+            }
+        }
+    }
+
+    /// The one Python string of a text of the line list (made on its first use).
     fn intern<'py, 'a>(
         py: Python<'py>,
         strings: &mut crate::check::Map<&'a str, Bound<'py, pyo3::types::PyString>>,
@@ -233,14 +286,14 @@ mod python {
             .clone()
     }
 
-    /// A tuple of the texts, each the one Python string of its text (`intern`).
-    fn interned_tuple<'py, 'a>(
+    /// A tuple of the texts, each the string `intern` gives for it.
+    fn tuple_of<'py, 's>(
         py: Python<'py>,
-        strings: &mut crate::check::Map<&'a str, Bound<'py, pyo3::types::PyString>>,
-        texts: &[&'a str],
+        texts: &[&'s str],
+        intern: &mut dyn FnMut(&'s str) -> Bound<'py, pyo3::types::PyString>,
     ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
         let items: Vec<Bound<'py, pyo3::types::PyString>> =
-            texts.iter().map(|t| intern(py, strings, t)).collect();
+            texts.iter().map(|t| intern(t)).collect();
         pyo3::types::PyTuple::new(py, items)
     }
 
@@ -544,6 +597,7 @@ mod python {
     #[pymodule]
     fn hloscope_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(lines, m)?)?;
+        m.add_function(wrap_pyfunction!(lines_from, m)?)?;
         m.add_function(wrap_pyfunction!(scan_table, m)?)?;
         m.add_function(wrap_pyfunction!(scan_spans, m)?)?;
         m.add_function(wrap_pyfunction!(opcode_counts, m)?)?;

@@ -34,42 +34,63 @@ def scan_native(native, text: str, path: str, first_line: int = 1) -> list[Modul
     raw = _Raw(text)  # (a line the line scanner reads after all, by number: split if asked)
     gap = 0  # the first line of the run of lines the line scanner reads, or 0
     run: list[str] = []  # their texts (the reader hands them over: the text is not split)
-    for k, item in enumerate(native.lines(text, True)):
-        if item.__class__ is str:
-            if not gap:
-                gap = k + 1
-            run.append(item)
-            continue
-        if len(item) < 11:  # a closing brace, or a computation header, as LINE takes them
+    # (a part of the text at a time: one part's items are made, read and gone before the
+    # next, never all of them beside the whole IR, which was the parse's peak memory)
+    start: int | None = 0
+    first = 0
+    while start is not None:
+        items, start = _part(native, text, start, first)
+        for k, item in enumerate(items, first):
+            if item.__class__ is str:
+                if not gap:
+                    gap = k + 1
+                run.append(item)
+                continue
+            if len(item) < 11:  # a closing brace, or a computation header, as LINE takes them
+                if gap:
+                    lines.feed(run, gap + at)
+                    gap, run = 0, []
+                _frame(lines, item, raw, at)
+                continue
+            (lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed,
+             calls) = item
             if gap:
                 lines.feed(run, gap + at)
                 gap, run = 0, []
-            _frame(lines, item, raw, at)
-            continue
-        lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed, calls = item
-        if gap:
-            lines.feed(run, gap + at)
-            gap, run = 0, []
-        comp = lines.comp if lines.pending is None else None
-        if comp is None:  # (not inside a computation: the line scanner decides)
-            lines.feed([raw[lineno - 1]], lineno + at)
-            continue
-        if literal is not None:
-            literal = literal.strip()
-            if not literal_ok(literal):
-                raise ScanMiss("literal")
-        shape_text, shape = shapes.get(shape_text) or lines.shape(shape_text)
-        n = len(operands)  # (opcodes, names and shapes come one string per text: interned)
-        if typed is None:
-            typed = _NONES[n] if n < 64 else (None,) * n
-        else:  # `f32[2]{0} %a, ...`: each shape text checked once, one string per text
-            typed = tuple([lines.shape(t)[0] for t in typed])
-        comp.instructions.append(Instruction(
-            name, opcode, shape_text, operands, typed, None, literal,
-            root, lineno + at, indent + 1, comp.name, shape, attr_text, READER, calls))
+            comp = lines.comp if lines.pending is None else None
+            if comp is None:  # (not inside a computation: the line scanner decides)
+                lines.feed([raw[lineno - 1]], lineno + at)
+                continue
+            if literal is not None:
+                literal = literal.strip()
+                if not literal_ok(literal):
+                    raise ScanMiss("literal")
+            shape_text, shape = shapes.get(shape_text) or lines.shape(shape_text)
+            n = len(operands)  # (opcodes, names and shapes: one string per text within a part)
+            if typed is None:
+                typed = _NONES[n] if n < 64 else (None,) * n
+            else:  # `f32[2]{0} %a, ...`: each shape text checked once, one string per text
+                typed = tuple([lines.shape(t)[0] for t in typed])
+            comp.instructions.append(Instruction(
+                name, opcode, shape_text, operands, typed, None, literal,
+                root, lineno + at, indent + 1, comp.name, shape, attr_text, READER, calls))
+        first += len(items)
     if gap:
         lines.feed(run, gap + at)
     return lines.finish()
+
+
+# Lines per part the parse reads (`_part`): a few hundred kilobytes of items at a time.
+PART = 8192
+
+
+def _part(native, text: str, start: int, first: int) -> tuple[list, int | None]:
+    """The items of the text's lines from byte `start` (line `first` + 1 there), PART of
+    them, and where the next part starts (None at the end); an extension built before
+    `lines_from` reads the whole text as one part."""
+    if hasattr(native, "lines_from"):
+        return native.lines_from(text, start, first, PART, True)
+    return native.lines(text, True), None
 
 
 class _Raw:
