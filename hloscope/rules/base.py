@@ -231,9 +231,11 @@ class Rule:
 
     def finding(self, ctx: RuleContext, instr: Instruction, message: str, *,
                 evidence: dict[str, Any] | None = None, cost: dict[str, float] | None = None,
-                help: str = "") -> Finding:
+                help: str = "", severity: Severity | None = None) -> Finding:
+        """A finding of this rule at `instr` (of the rule's severity unless `severity`)."""
         return Finding(
-            code=self.code, name=self.name, severity=self.severity, message=message,
+            code=self.code, name=self.name, message=message,
+            severity=self.severity if severity is None else severity,
             file=ctx.module.path, line=instr.line, column=instr.column, module=ctx.module.name,
             computation=instr.computation, instruction=instr.name, evidence=evidence or {},
             cost=cost or {}, help=help,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import replace
 
 from hloscope.rules.base import Finding, ModuleRule, RuleContext, Severity
 from hloscope.rules.options import RuleOptions
@@ -55,7 +54,7 @@ class LargeAllGather(ModuleRule):
     def _per_layer(self, ctx: RuleContext, c, count: int) -> Finding:
         """One of many same-shaped gathers: per-layer (FSDP) gathering, the pattern the
         advice above leads to; what is left to check is overlap and residency."""
-        found = self.finding(
+        return self.finding(
             ctx, collective_instruction(ctx, c),
             f"%{c.instruction} gathers {human_bytes(c.result_bytes)} ({c.global_shape}), one of "
             f"{count} same-shaped gathers over axis {c.axis}: per-layer (FSDP) gathering"
@@ -66,5 +65,6 @@ class LargeAllGather(ModuleRule):
             help="Per-layer gathering is the intended FSDP pattern: keep it. Check that each "
                  "gather overlaps the previous layer's compute (async collectives and XLA's "
                  "latency-hiding scheduler; H008 lists the exposed ones) and that each gathered "
-                 "weight is freed after its layer (`hloscope memory` lists what is live at the peak).")
-        return replace(found, severity=Severity.INFO)
+                 "weight is freed after its layer (`hloscope memory` lists what is live at the peak).",
+            severity=Severity.INFO)
+
