@@ -222,6 +222,8 @@ class SplitDot(ModuleRule):
                 src = comp.by_name[operand]
                 if src.shape.rank < 2:  # (a vector or scalar: no projection; a tuple has no dims)
                     continue
+                if reported and reported.issuperset([u.name for u in users]):
+                    continue  # (each group of these matmuls would be one reported already)
                 by_role: dict[tuple, list[Instruction]] = defaultdict(list)
                 for u in users:  # same side, same contracted dims, same-shaped other input
                     role = _role(ctx.module, comp, u, operand)
