@@ -18,7 +18,9 @@ from hloscope.rules.base import Finding, InstructionRule, ModuleRule, Rule, Rule
 from hloscope.source import Source, source_of
 from hloscope.stage import detect_stage
 
-_NAMES_AND_NUMBERS = re.compile(r"%[\w.\-]+|\d+(?:\.\d+)?")
+# `%name`, or a number (`12`, `1.5`): its first character tested once (a `%` or a digit), so
+# the search skips to the next of them, as `%[\w.\-]+|\d+(?:\.\d+)?` (the same matches) did not
+_NAMES_AND_NUMBERS = re.compile(r"[%\d](?:(?<=%)[\w.\-]+|(?<=\d)\d*(?:\.\d+)?)")
 _SUPPRESS = re.compile(r"//\s*hloscope:\s*ignore\[([A-Za-z0-9_,\s-]+)\]")
 
 
@@ -52,7 +54,7 @@ def _measured(f: Finding, trace, module) -> Finding:
     return replace(f, cost=cost)
 
 
-_LAYOUT = re.compile(r"(?<=\])\{[^{}]*\}")  # a layout printed after a shape's dims
+_LAYOUT = re.compile(r"\]\{[^{}]*\}")  # a layout printed after a shape's dims, and the `]`
 
 
 def _bare(shape) -> str:
@@ -76,7 +78,7 @@ def identify(f: Finding, module: Module) -> Finding:
         # the message without layouts, names and numbers: two findings of one rule on one
         # instruction (a kernel's input and output block) stay apart, and a layout that moved
         # (a relayout elsewhere, another tiling) leaves the finding the same one
-        gist = _NAMES_AND_NUMBERS.sub("#", _LAYOUT.sub("", f.message))
+        gist = _NAMES_AND_NUMBERS.sub("#", _LAYOUT.sub("]", f.message))
         pattern = source.pattern()
         parts = [f.code, instr.opcode, _bare(instr.shape), *operands, pattern, gist]
         if not pattern:  # nothing from the program: the callees' opcodes tell apart
