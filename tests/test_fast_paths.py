@@ -330,6 +330,32 @@ def test_one_attribute_read_without_splitting_equals_the_split():
     assert compared > 30000
 
 
+def test_several_attributes_read_in_one_walk_equal_each_read_alone():
+    """attrs_of (one walk over the attribute list for several keys) gives what attr gives for
+    each key, typed, on every instruction of the fixtures and the corpus (a dot's dimension
+    lists, keys given twice, absent, a prefix of another, inside a string, metadata) and on
+    hand-written lines (labelled as such) that put a key inside a string and give one twice."""
+    text = ("HloModule m\nENTRY e {\n  a = f32[2,2]{1,0} parameter(0)\n"
+            "  d = f32[2,2]{1,0} dot(a, a), lhs_contracting_dims={1}, metadata={op_name=\"rhs_contracting_dims={0}\"}, rhs_contracting_dims={0}\n"
+            "  ROOT t = f32[2,2]{1,0} transpose(d), dimensions={1,0}, dimensions={0,1}\n}\n")
+    keys = [("lhs_contracting_dims", "lhs_batch_dims", "rhs_contracting_dims", "rhs_batch_dims"),
+            ("dimensions", "index", "absent_key"), ("kind", "calls", "metadata"),
+            ("replica_groups", "channel_id", "to_apply"), ("dims", "contracting_dims")]
+    compared = 0
+    for m in parse(text, "hand-written") + _modules():
+        for c in m.computations:
+            for i in c.instructions:
+                for ks in keys:
+                    if i.attr_text:
+                        i._attrs = None  # (unsplit, as parsed: another test may have split it)
+                    got = i.attrs_of(ks, "default")
+                    if i.attr_text:
+                        i._attrs = None
+                    assert got == [i.attr(k, "default") for k in ks], f"{m.path}: {i.name}: {ks}"
+                    compared += 1
+    assert compared > 400000
+
+
 def test_called_computations_read_at_the_top_level_equal_the_split():
     """A lone call key is read in place when no string and no open bracket precede it; on
     every real dump and fixture, and on hand-written lines (labelled as such) that put a

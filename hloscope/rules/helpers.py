@@ -86,6 +86,9 @@ def moved_cost(ctx: RuleContext, moved: int, trips: int | None,
     return cost
 
 
+_DOT_DIMS = ("lhs_contracting_dims", "lhs_batch_dims", "rhs_contracting_dims", "rhs_batch_dims")
+
+
 def matmul_dims(instr: Instruction, ctx: RuleContext) -> dict[str, int] | None:
     """M, K, N (and batch) of a dot or a 1x1-window convolution."""
     shapes = ctx.model.operand_shapes(instr)
@@ -93,10 +96,7 @@ def matmul_dims(instr: Instruction, ctx: RuleContext) -> dict[str, int] | None:
         return None
     lhs, rhs = shapes[0], shapes[1]
     if instr.opcode == "dot":
-        lc = instr.attr("lhs_contracting_dims", ())
-        lb = instr.attr("lhs_batch_dims", ())
-        rc = instr.attr("rhs_contracting_dims", ())
-        rb = instr.attr("rhs_batch_dims", ())
+        lc, lb, rc, rb = instr.attrs_of(_DOT_DIMS, ())
         m = prod(d for i, d in enumerate(lhs.dims) if i not in lc and i not in lb)
         n = prod(d for i, d in enumerate(rhs.dims) if i not in rc and i not in rb)
         k = prod(lhs.dims[i] for i in lc)
