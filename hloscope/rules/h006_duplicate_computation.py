@@ -107,10 +107,10 @@ class DuplicateComputation(ModuleRule):
             if canonical and not canonical.keys().isdisjoint(operands):
                 read = next(o for o in operands if o in canonical)
                 operands = tuple([canonical.get(o, o) for o in operands])
-            earlier = seen.setdefault((opcode, instr.shape_text, operands), instr)
+            key = (opcode, instr.shape_text, operands)
+            earlier = seen.setdefault(key, instr)
             if earlier is instr:
                 continue  # (the first of its key: a list only on a collision, most have none)
-            key = (opcode, instr.shape_text, operands)
             if not isinstance(earlier, list):
                 earlier = seen[key] = [(earlier, _told(earlier))]
             # (equal attribute texts but metadata: equal attributes, none split)

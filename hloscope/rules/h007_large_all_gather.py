@@ -67,4 +67,3 @@ class LargeAllGather(ModuleRule):
                  "latency-hiding scheduler; H008 lists the exposed ones) and that each gathered "
                  "weight is freed after its layer (`hloscope memory` lists what is live at the peak).",
             severity=Severity.INFO)
-

@@ -53,12 +53,9 @@ def base_opcode(instr: Instruction, module: Module) -> str | None:
         return None
     if op.endswith("-start") and op[: -len("-start")] in COLLECTIVES:
         return op[: -len("-start")]
-    if op == "async-start":
-        for name in instr.called_computations:
-            root = module.by_name[name].root if name in module.by_name else None
-            if root is not None and root.opcode in COLLECTIVES:
-                return root.opcode
-        return None
+    if op == "async-start":  # (the collective it wraps, if any)
+        said = wrapped_collective(module, instr)
+        return said.opcode if said is not instr else None
     return op if op in COLLECTIVES else None
 
 
@@ -216,8 +213,8 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     all_groups: set[tuple[int, ...]] = set()
     implicit_sizes: dict[int, int] = {}  # id(instr) -> participants its shapes imply
     read_groups: dict[int, tuple] = {}  # id(instr) -> groups_of(instr, 1): read once
-    by_text: dict[str | None, tuple] = {}  # replica_groups text -> _groups of it
-    counted: dict[int, tuple] = {}  # id -> a read whose groups all_groups holds (kept)
+    by_text: dict[str | None, tuple] = {}  # replica_groups text -> groups_of it
+    counted: set[int] = set()  # ids of the reads (read_groups keeps them) all_groups holds
     fusion_comps = module.fusion_computations()
     # (an async-start's wrapped computation, or a `<op>-start` shorthand's: its collective is the start's)
     wrapped = {c for i in module.instructions()
@@ -244,7 +241,7 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
         if implicit > 1:
             all_groups.add(tuple(range(implicit)))
         elif id(read) not in counted:  # (each text's groups once: a layer repeats the last's)
-            counted[id(read)] = read
+            counted.add(id(read))
             all_groups.update(groups)
     chains = {id(clones[0]): (caller, fusions, clones)
               for caller, fusions, clones, _ in fused_chains(module, in_fusions)}
