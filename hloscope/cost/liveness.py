@@ -33,6 +33,8 @@ from itertools import accumulate
 
 from hloscope.cost.chips import platform_of
 from hloscope.cost.sharing import (
+    SHARE_OPS,
+    UPDATES,
     alias_pairs,
     backend_aliases,
     gpu_fusion_shares,
@@ -118,6 +120,13 @@ class _Walk:
 
     def value(self, instr: Instruction, step: int) -> list[int]:
         op = instr.opcode
+        plain = _PLAIN.get(op)
+        if plain is None:
+            plain = _PLAIN[op] = _plain(op)
+        if plain:  # (most: a new value of its own, shared with no operand: _made's plain case)
+            text = instr.attr_text
+            if ("aliasing" not in text) if text else not instr._attrs:
+                return self.new(instr, step)
         by_name = self.by_name
         operands = [by_name[o] for o in instr.operands]  # (the parser: each defined before its use)
         if op not in _NAMING and not op.endswith(_ASYNC_PARTS):  # (most: one new value)
@@ -207,17 +216,20 @@ class _Walk:
         into, as XLA's buffer assignment does when the operand's last use is this
         instruction (share()). True: written into a caller's buffer now (a loop body's
         state updated in place: the operand is its last reader's only input from it)."""
-        size, space = self.buffers[made].bytes, self.buffers[made].space
+        if not candidates:
+            return False
+        buffers, values, platform = self.buffers, self.values, self.platform
+        size, space = buffers[made].bytes, buffers[made].space
         for k in candidates:
-            ids = self.values[operands[k].name]
-            if self.platform == "gpu" and len(ids) == 1 and ids[0] >= 0 \
-                    and self.buffers[ids[0]].bytes == size and self.buffers[ids[0]].space == space:
-                self.touching.add((ids[0], made))  # (through a get-tuple-element too: placement)
-            if len(ids) == 1 and ids[0] >= 0 and (self.platform == "tpu" or _defines_value(operands[k])):
-                # (XLA's heap shares only a value the operand itself defines, IsUserOf; the
-                # TPU compiler's own aliasing lists name tuple elements too)
-                b = self.buffers[ids[0]]
-                if b.kind == "temp" and b.bytes == size and b.space == space:
+            ids = values[operands[k].name]
+            if len(ids) == 1 and ids[0] >= 0:
+                b = buffers[ids[0]]
+                if platform == "gpu" and b.bytes == size and b.space == space:
+                    self.touching.add((ids[0], made))  # (through a get-tuple-element too: placement)
+                if (platform == "tpu" or _defines_value(operands[k])) and b.kind == "temp" \
+                        and b.bytes == size and b.space == space:
+                    # (XLA's heap shares only a value the operand itself defines, IsUserOf;
+                    # the TPU compiler's own aliasing lists name tuple elements too)
                     self.sharing.append((step, ids[0], made))
             elif ids == [-1] and self._only_reader(operands[k], step, size, space):
                 self.buffers[made].bytes = 0
@@ -403,6 +415,20 @@ def memory(module: Module, top: int = 10, chip=None) -> MemoryReport:
         if space != 0:
             report.other_spaces[memory_space_name(space)] = max(steps, default=0)
     return report
+
+
+# Opcodes whose value _made makes with no operand's buffer involved unless an attribute says
+# so (output_to_operand_aliasing, a TPU backend_config's aliasing_operands): not naming
+# others' buffers (value), not sorted or updated in place (in_place), not sharing an
+# operand's buffer by XLA's rule (shareable_operands). By opcode, filled as they are seen.
+_PLAIN: dict[str, bool] = {}
+
+
+def _plain(op: str) -> bool:
+    return not (op in _NAMING or op.endswith(_ASYNC_PARTS) or op in _NOT_PLAIN)
+
+
+_NOT_PLAIN = UPDATES | SHARE_OPS | {"sort", "fusion", "all-reduce-start"}
 
 
 def _defines_value(instr: Instruction) -> bool:

@@ -16,7 +16,7 @@ from hloscope.ir.shape import per_shape
 
 UPDATES = frozenset({"dynamic-update-slice", "scatter"})
 _ELEMENTWISE = ELEMENTWISE | TRANSCENDENTAL
-_SHARE_OPS = _ELEMENTWISE | {"all-reduce"}
+SHARE_OPS = _ELEMENTWISE | {"all-reduce"}  # (liveness: the opcodes that may share)
 _INSIDE = _ELEMENTWISE | {"copy"}  # (XLA's IsElementwiseOnOperand: a bitcast is not)
 
 
@@ -26,16 +26,20 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
     elementwise (or an all-reduce) on an operand of the result's shape, or a loop/input fusion
     whose fused parameter only feeds elementwise ops of its shape; on a GPU, a fusion by the
     GPU compiler's own rule (gpu_fusion_shares)."""
-    dims = instr.shape.dims if instr.shape.is_array else None
-    if dims is None:
+    shape = instr.shape
+    if not shape.is_array:
         return []
+    dims = shape.dims
+    if instr.opcode in SHARE_OPS and "aliasing_operands" not in instr.attr_text \
+            and instr._attrs is None:  # (most asked: an elementwise op, attributes unsplit)
+        return [k for k, o in enumerate(operands) if o.shape.is_array and o.shape.dims == dims]
     if instr.may_contain('"aliasing_operands"'):
         # the TPU compiler states, op by op, which operands the result may be written
         # into (its buffer assignment follows that list, empty or not)
         return [k for k in backend_aliases(instr).get(0, ()) if k < len(operands)]
     if gpu and instr.opcode == "fusion":
         return [k for k, o in enumerate(operands) if gpu_fusion_shares(instr, k, o, module)]
-    share_op = instr.opcode in _SHARE_OPS
+    share_op = instr.opcode in SHARE_OPS
     if not share_op and instr.opcode != "fusion":
         return []  # (most ops: asked of every instruction a walk makes)
     same = [k for k, o in enumerate(operands) if o.shape.is_array and o.shape.dims == dims]
