@@ -170,7 +170,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                        ["tests/test_memory.py", "tests/test_chip.py", "tests/test_sharing_parts.py",
                         "tests/test_gpu_cost.py", "tests/test_placement_parts.py",
                         "tests/test_chips_parts.py", "tests/test_h100_capture.py"]),
-    "cost_liveness": (["hloscope/cost/liveness.py", "hloscope/cost/sharing.py"],
+    "cost_liveness": (["hloscope/cost/liveness.py", "hloscope/cost/walk.py", "hloscope/cost/sharing.py"],
                       ["tests/test_memory.py", "tests/test_sharing_parts.py", "tests/test_memory_text.py",
                        "tests/test_gpu_cost.py", "tests/test_liveness_parts.py", "tests/test_h100_capture.py",
                        "tests/test_placement_parts.py",  # (sharing.first_fit's part test)
