@@ -12,7 +12,7 @@ def run() -> NoReturn:
     import sys
 
     from hloscope._speed.process import allow_spawn, run_command
-    from hloscope.cli.app import app
+    from hloscope.cli.app import app_for
     from hloscope.cli.common import debugging
 
     def main() -> None:
@@ -20,7 +20,7 @@ def run() -> NoReturn:
 
         sys.argv[1:] = optional_dask_value(sys.argv[1:])
         try:
-            app()
+            app_for(sys.argv[1:])()
         except Exception as e:  # noqa: BLE001 - a bug of ours: one line, not a traceback
             if debugging():
                 raise
