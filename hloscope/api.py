@@ -40,7 +40,10 @@ def load_all(source: Any, strict: bool = False, module: str | None = None) -> li
     `module` (a name or id, module_0021 or 21) keeps that one."""
     from hloscope.parser import load as load_file
     from hloscope.parser import parse
+    from hloscope.parser.load import digest_structures
     from hloscope.paths import expand, pick_modules
+
+    digest_structures()  # (a program's roofline and step time cost repeated fusions once)
 
     text, name = _text_of(source)
     if text is not None:

@@ -56,6 +56,9 @@ def diff(
     if chip_name:
         chip(chip_name)
     use_cache(no_cache)
+    from hloscope.parser.load import digest_structures
+
+    digest_structures()  # (its cost model then costs an unrolled model's repeated fusions once)
     if _is_profile(a) != _is_profile(b):
         fail(f"error: compare like with like: {a if _is_profile(a) else b} is a profile, the other is not")
     if _is_profile(a):

@@ -38,6 +38,9 @@ def explorer(
              "(ai-edge-model-explorer 0.1.34)")
     if chip_name:
         chip(chip_name)
+    from hloscope.parser.load import digest_structures
+
+    digest_structures()  # (its cost model then costs an unrolled model's repeated fusions once)
 
     def run(modules: list) -> None:
         import json

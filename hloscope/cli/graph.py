@@ -37,6 +37,10 @@ def graph(
     suffix = output.suffix.lower()
     if suffix not in (".svg", ".png", ".pdf", ".dot"):
         fail(f"error: unsupported output {output}; use .svg, .png, .pdf or .dot")
+    if around is None:  # (a computation too big to draw shows its costliest region)
+        from hloscope.parser.load import digest_structures
+
+        digest_structures()
 
     def run(modules: list) -> None:
         from hloscope.render.graphviz import GraphOptions, drawn_around, render_graph

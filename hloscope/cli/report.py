@@ -45,6 +45,9 @@ def report(
     if chip_name:
         chip(chip_name)
     use_cache(no_cache)
+    from hloscope.parser.load import digest_structures
+
+    digest_structures()  # (its cost model then costs an unrolled model's repeated fusions once)
     from hloscope.html import build_report
     from hloscope.lint import LintError
     from hloscope.trace import TraceError

@@ -77,7 +77,14 @@ class CostModel:
         self.matmul_types: dict[str, tuple | None] = {}
         self._names: dict[str, dict[str, Instruction]] = {}  # computation -> its instructions by name
         self._shared: dict[tuple, Cost] = {}  # (opcode, ids of its shapes) -> cost (_by_shapes)
-        self._kept: list[tuple] = []  # the shapes whose ids are keys of _shared
+        self._kept: list[tuple] = []  # the shapes whose ids are keys of _shared and _fused_traffic
+        # by a computation's structure digest (Computation.structure: the same opcodes,
+        # shapes, operands, attributes and callees, names and metadata apart): its FLOPs,
+        # and a fusion's traffic by (its callee's digest, ids of its shapes); an unrolled
+        # model's layers repeat their fusions (the 31 MB step: 14,449 fused computations,
+        # 65 structures)
+        self._structures: dict[tuple[int, int], Cost] = {}
+        self._fused_traffic: dict[tuple, tuple[list[Shape], list[Shape]]] = {}
 
     # -- helpers
     def operand_shapes(self, instr: Instruction) -> list[Shape]:
@@ -105,6 +112,11 @@ class CostModel:
     def computation_compute(self, name: str) -> Cost:
         """FLOPs and transcendentals of everything a computation executes once."""
         if name not in self._computation_flops:
+            digest = self.module[name].structure
+            shared = self._structures.get(digest) if digest is not None else None
+            if shared is not None:  # (one of the same structure, costed already)
+                self._computation_flops[name] = shared
+                return shared
             self._computation_flops[name] = Cost()  # cycle guard
             total = Cost()
             for instr in self.module[name].instructions:
@@ -114,6 +126,8 @@ class CostModel:
                 total.unknown_trip_counts.extend(c.unknown_trip_counts)
                 total.unknown.extend(c.unknown)
             self._computation_flops[name] = total
+            if digest is not None and not total.unknown and not total.unknown_trip_counts:
+                self._structures[digest] = total  # (names none of its instructions)
         return self._computation_flops[name]
 
     def trip_count(self, instr: Instruction) -> int | None:
@@ -277,7 +291,7 @@ class CostModel:
             if op == "copy-done" and split_share(instr.shape) < 1:
                 return add_first_piece(add_first_piece(c, instr.shape, written=False), instr.shape, written=True)
         elif op == "fusion":
-            reads, written = fusion_traffic(self.module, instr, shapes)
+            reads, written = self._fusion_traffic(instr, shapes)
         elif op == "custom-call" and instr.attr("custom_call_target") == "AllocateBuffer":
             return c  # reserves a buffer; moves no data
         elif op == "custom-call" and instr.attr("custom_call_target") == "ConcatBitcast":
@@ -335,6 +349,21 @@ class CostModel:
         # (as floats, as a sum of costs is: compute gives an elementwise op's as an int)
         c.flops, c.transcendentals = float(c.flops), float(c.transcendentals)
         return self._memory_into(c, instr)
+
+    def _fusion_traffic(self, instr: Instruction, shapes: list[Shape]) -> tuple[list[Shape], list[Shape]]:
+        """fusion_traffic, once per callee structure and shapes (the shapes that made a key
+        are kept, as _by_shapes keeps its own)."""
+        calls = instr.called_computations
+        callee = self.module.by_name.get(calls[0]) if calls else None
+        digest = callee.structure if callee is not None else None
+        if digest is None:
+            return fusion_traffic(self.module, instr, shapes)
+        key = (digest, id(instr.shape), *map(id, shapes))
+        found = self._fused_traffic.get(key)
+        if found is None:
+            found = self._fused_traffic[key] = fusion_traffic(self.module, instr, shapes)
+            self._kept.append((instr.shape, shapes))
+        return found
 
     def _by_shapes(self, instr: Instruction) -> Cost:
         """The cost of an op in _BY_SHAPES, shared by the ops of the same opcode, result

@@ -11,7 +11,7 @@ class Computation:
     # (a plain class, not a dataclass: every command imports it; see hloscope.ir.records.
     # Equal only to itself, as a dataclass with eq=False)
     __slots__ = ("name", "is_entry", "params", "result_shape_text", "instructions", "attrs", "line",
-                 "_by_name", "_users", "_positions")
+                 "structure", "_by_name", "_users", "_positions")
     name: str
     is_entry: bool
     params: list[tuple[str, str]]  # (name, shape text)
@@ -19,6 +19,11 @@ class Computation:
     instructions: list[Instruction]
     attrs: dict[str, str]
     line: int
+    # A digest of what its instructions are, their names and metadata apart (the compiled
+    # checks' `structure.rs`), when the parse had one: computations with equal digests cost
+    # the same (hloscope.cost.ops). None: not digested, or holding an op whose cost is not
+    # its structure's alone.
+    structure: tuple[int, int] | None
     _by_name: dict[str, Instruction] | None
     # (derived indexes, built on first use and rebuilt when instructions were added since;
     # left out of pickles: the cache keeps the IR, not what analyses asked of it)
@@ -28,6 +33,7 @@ class Computation:
     def __init__(self, name: str, is_entry: bool = False, params: list[tuple[str, str]] | None = None,
                  result_shape_text: str | None = None, instructions: list[Instruction] | None = None,
                  attrs: dict[str, str] | None = None, line: int = 0,
+                 structure: tuple[int, int] | None = None,
                  _by_name: dict[str, Instruction] | None = None,
                  _users: tuple[int, dict[str, list[Instruction]]] | None = None,
                  _positions: tuple[int, dict[str, int]] | None = None) -> None:
@@ -38,6 +44,7 @@ class Computation:
         self.instructions = [] if instructions is None else instructions
         self.attrs = {} if attrs is None else attrs
         self.line = line
+        self.structure = structure
         self._by_name = _by_name
         self._users = _users
         self._positions = _positions
@@ -112,7 +119,7 @@ class Computation:
         return {k: getattr(self, k) for k in _KEPT}
 
     def __setstate__(self, state: dict) -> None:
-        for k in _DERIVED:
+        for k in (*_DERIVED, "structure"):
             setattr(self, k, None)
         for k, v in state.items():
             setattr(self, k, v)

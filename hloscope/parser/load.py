@@ -170,6 +170,19 @@ def _scanned(text: str, path: str) -> list[Module] | None:
     return modules
 
 
+# Whether the compiled checks also digest each computation's structure (Computation.structure)
+# when they run beside the scan: set by the commands whose cost model works out fused
+# computations (roofline, step time), which it then costs once per structure; the others
+# leave the core's second thread its checks alone.
+_DIGESTS = {"on": False}
+
+
+def digest_structures(on: bool = True) -> None:
+    """Ask the parses of this process for each computation's structure digest (the cost
+    model shares the costs of computations alike: an unrolled model's repeated fusions)."""
+    _DIGESTS["on"] = on
+
+
 def _scanned_beside(text: str, path: str,
                     beside: bool = True) -> tuple[list[Module] | None, tuple | None]:
     """_scanned, with the compiled checks of the text run beside the scan on a thread where
@@ -181,7 +194,8 @@ def _scanned_beside(text: str, path: str,
     from hloscope.parser.fast.beside import Beside
     from hloscope.parser.fast.native import available
 
-    beside = Beside(text) if beside and may_help() and available() is not None else None
+    beside = (Beside(text, structures=_DIGESTS["on"])
+              if beside and may_help() and available() is not None else None)
     modules = _scanned(text, path)
     return modules, beside.answer() if beside is not None else None
 

@@ -68,7 +68,7 @@ def stats_of_text(text: str, path: str, every: bool,
     found = beside.answer()
     if found is None:
         return None
-    why, seen, signatures, rewritten, counted, decided = found
+    why, seen, signatures, rewritten, counted, decided = found[:6]
     if why is not None or counted is None or any(shorthand_start(entry[0]) for entry in decided) \
             or any(chained(entry[4]) for entry in rewritten):
         # (a shorthand start: the parse adds the computation it wraps; an async op on a

@@ -27,6 +27,7 @@
 
 use crate::count::{bump, Groups, Merged, Tally};
 use crate::lines::{each_item, line, line_at, line_starts, split_lines, Line, CALL_KEYS};
+use crate::structure::{Digest, Structure};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -81,6 +82,8 @@ pub struct Table<'t> {
     pub marks: Vec<memchr::memmem::Finder<'static>>,
     /// Count what `stats` reads too (`Checked::counted`).
     pub count: bool,
+    /// Digest each computation's structure too (`Checked::structures`).
+    pub structures: bool,
 }
 
 /// How Python's table classes an opcode.
@@ -144,6 +147,8 @@ pub struct Checked<'a> {
     pub rewritten: Vec<Rewritten<'a>>,
     /// What `stats` reads, when asked for.
     pub counted: Option<Counted<'a>>,
+    /// Per module, each computation's structure (`structure.rs`), when asked for.
+    pub structures: Vec<Vec<Option<Digest>>>,
 }
 
 /// `stats`' counts (`count.rs`) and what Python checks of the text beside the signatures
@@ -209,6 +214,8 @@ struct Comp<'a> {
     params: Set<usize>,
     /// Its counts (when counting) and the computations its fusions call.
     counts: Option<(Tally<'a>, Vec<&'a str>)>,
+    /// Its structure's digest so far (when asked for).
+    structure: Option<Structure<'a>>,
 }
 
 #[derive(Default)]
@@ -216,6 +223,9 @@ struct Module<'a> {
     comps: Vec<Seen<'a>>,
     names: Set<&'a str>,
     entries: usize,
+    /// Each computation's structure, by name and in order (when asked for).
+    digests: Map<&'a str, Option<Digest>>,
+    structures: Vec<Option<Digest>>,
 }
 
 /// The finders of `key=` for each key (`Table::marks`).
@@ -491,7 +501,7 @@ fn open<'a>(
     modules: &[Module<'a>],
     name: &'a str,
     entry: bool,
-    counting: bool,
+    (counting, digesting): (bool, bool),
     shapes: Map<&'a str, (&'a str, &'a str)>,
 ) -> Result<Comp<'a>, &'static str> {
     let module = modules.last().ok_or("a computation before HloModule")?;
@@ -506,6 +516,7 @@ fn open<'a>(
         roots: 0,
         params: Set::default(),
         counts: counting.then(|| (Tally::default(), Vec::new())),
+        structure: digesting.then(Structure::default),
     })
 }
 
@@ -655,6 +666,9 @@ fn checked<'a>(
                     all.typed.extend(f.operand_shapes.iter().copied());
                     all.literals.extend(f.literal);
                 }
+                if let Some(st) = c.structure.as_mut() {
+                    st.add(&f, &module.digests);
+                }
                 c.shapes.insert(f.name, (f.shape, f.opcode));
                 c.count += 1;
             }
@@ -672,7 +686,7 @@ fn checked<'a>(
                     &modules,
                     h.name.trim_start_matches('%'),
                     h.entry,
-                    counting,
+                    (counting, table.structures),
                     room(text, raw),
                 )?);
             }
@@ -695,6 +709,11 @@ fn checked<'a>(
                 }
                 module.names.insert(c.name);
                 module.comps.push((c.name, c.entry, c.count));
+                if let Some(st) = c.structure {
+                    let digest = st.finish();
+                    module.digests.insert(c.name, digest);
+                    module.structures.push(digest);
+                }
                 if let (Some(all), Some((tally, mut fused))) = (counted.as_mut(), c.counts) {
                     let m = all.modules.last_mut().ok_or("no module")?;
                     m.per_computation.push(tally);
@@ -724,7 +743,8 @@ fn checked<'a>(
                         all.headers.push(k + 1);
                     }
                     let shapes = room(text, raw);
-                    comp = Some(open(&modules, name, entry, counted.is_some(), shapes)?);
+                    let asked = (counted.is_some(), table.structures);
+                    comp = Some(open(&modules, name, entry, asked, shapes)?);
                 } else if t.starts_with("HloModule") || t.ends_with('{') {
                     return Err("a header Python reads");
                 }
@@ -743,7 +763,12 @@ fn checked<'a>(
         .iter()
         .map(|m| m.comps.iter().map(|c| c.0).collect())
         .collect();
+    let structures = modules
+        .iter_mut()
+        .map(|m| std::mem::take(&mut m.structures))
+        .collect();
     Ok(Checked {
+        structures,
         modules: modules.into_iter().map(|m| m.comps).collect(),
         signatures: signatures.into_iter().collect(),
         decided: decided.into_iter().collect(),
@@ -773,6 +798,7 @@ mod tests {
             keys: ["dimensions", "index"].into_iter().collect(),
             marks: marks(&["dimensions", "index"]),
             count: true,
+            structures: true,
         }
     }
 

@@ -1,7 +1,8 @@
 //! hloscope's compiled core (issue #37): HLO text -> a compact module table, the parser's
-//! line reader, validate's structural checks, the placement of temporaries, and whole-text
-//! questions (lines holding a marker, bracket depth). The pure-Rust modules are `scan`,
-//! `lines`, `check`, `count`, `place`, `text`; with the `python` feature, PyO3 bindings expose
+//! line reader, validate's structural checks (with each computation's structure digest),
+//! the placement of temporaries, and whole-text questions (lines holding a marker, bracket
+//! depth). The pure-Rust modules are `scan`, `lines`, `check`, `count`, `structure`,
+//! `place`, `text`; with the `python` feature, PyO3 bindings expose
 //! them to hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`, `.count`,
 //! `.lines`, `.checks`, `.place`, `.lines_with`, `.nesting_beyond`). A panic inside never
 //! reaches Python as a crash: it is caught and raised as a RuntimeError.
@@ -11,6 +12,7 @@ pub mod count;
 pub mod lines;
 pub mod place;
 pub mod scan;
+pub mod structure;
 pub mod text;
 
 #[cfg(feature = "python")]
@@ -391,6 +393,8 @@ mod python {
         Vec<String>,
         Vec<String>,
     );
+    /// Per module, each computation's structure digest (`structure.rs`), or None.
+    type Structures = Vec<Vec<Option<crate::structure::Digest>>>;
     type Found = (
         Option<String>,
         Modules,
@@ -398,6 +402,7 @@ mod python {
         Vec<Again>,
         Option<StatsCounts>,
         Vec<Decided>,
+        Option<Structures>,
     );
 
     fn owned(v: &[&str]) -> Vec<String> {
@@ -453,18 +458,20 @@ mod python {
     /// validate's structural checks (`check.rs`): (None, the modules as seen, the distinct
     /// value signatures Python checks, the instructions of commented lines, and with
     /// `count` what `stats` reads (2: per computation too), else None, the instructions of
-    /// opcodes Python decides: (opcode, shape, operands' (opcode, shape))), or (why it gave
-    /// up and where, [], [], [], None, []): Python then validates. `classes`: opcode -> 1 (no value check) or 2 (value
-    /// checks); others are Python's to decide. `keys`: the attribute keys the value checks
-    /// read.
+    /// opcodes Python decides: (opcode, shape, operands' (opcode, shape)), and with
+    /// `structures` each computation's structure digest per module, else None), or (why it
+    /// gave up and where, [], [], [], None, [], None): Python then validates. `classes`:
+    /// opcode -> 1 (no value check) or 2 (value checks); others are Python's to decide.
+    /// `keys`: the attribute keys the value checks read.
     #[pyfunction]
-    #[pyo3(signature = (text, classes, keys, count=0))]
+    #[pyo3(signature = (text, classes, keys, count=0, structures=false))]
     fn checks(
         py: Python<'_>,
         text: &str,
         classes: Vec<(String, u8)>,
         keys: Vec<String>,
         count: u8,
+        structures: bool,
     ) -> PyResult<Found> {
         use crate::check::{check_text, Class, Table};
         let table = Table {
@@ -479,6 +486,7 @@ mod python {
             keys: keys.iter().map(String::as_str).collect(),
             marks: crate::check::marks(&keys),
             count: count > 0,
+            structures,
         };
         py.allow_threads(|| {
             guarded(|| {
@@ -490,6 +498,7 @@ mod python {
                         Vec::new(),
                         None,
                         Vec::new(),
+                        None,
                     ),
                     Ok(c) => (
                         None,
@@ -542,6 +551,7 @@ mod python {
                                 )
                             })
                             .collect(),
+                        structures.then_some(c.structures),
                     ),
                 })
             })

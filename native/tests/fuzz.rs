@@ -74,6 +74,7 @@ fn mutations_of_real_modules_never_panic() {
         keys: ["dimensions", "index", "direction"].into_iter().collect(),
         marks: hloscope_native::check::marks(&["dimensions", "index", "direction"]),
         count: true,
+        structures: true,
     };
     let mut answered = 0u64;
     let (mut cases, mut instructions) = (0u64, 0u64);

@@ -24,15 +24,16 @@ def count_level(per_computation: bool) -> int:
     return 2 if per_computation else 1
 
 
-def compiled_checks(text: str, count: int = 0) -> tuple | None:
+def compiled_checks(text: str, count: int = 0, structures: bool = False) -> tuple | None:
     """The compiled pass's answer for `text` (None without the extension); `count`: 1 with
-    what `stats` reads, 2 with it per computation too (hloscope.stats.table)."""
+    what `stats` reads, 2 with it per computation too (hloscope.stats.table); `structures`:
+    with each computation's structure digest (hloscope.ir.Computation.structure)."""
     from hloscope._speed import native as extension
 
     native = extension()
     if native is None or not hasattr(native, "checks"):
         return None
-    return native.checks(text, _classes(), VALUE_KEYS, count)
+    return native.checks(text, _classes(), VALUE_KEYS, count, structures)
 
 
 class Beside:
@@ -41,18 +42,18 @@ class Beside:
     `answer()` waits for it (None also when the extension failed: the caller checks the
     plain way)."""
 
-    def __init__(self, text: str, count: int = 0) -> None:
+    def __init__(self, text: str, count: int = 0, structures: bool = False) -> None:
         import threading
 
         self.found: list = []
         self.level = count
-        self.thread = threading.Thread(target=self._run, args=(text, count),
+        self.thread = threading.Thread(target=self._run, args=(text, count, structures),
                                        name="hloscope-checks")
         self.thread.start()
 
-    def _run(self, text: str, count: int) -> None:
+    def _run(self, text: str, count: int, structures: bool) -> None:
         try:
-            self.found.append(compiled_checks(text, count))
+            self.found.append(compiled_checks(text, count, structures))
         except Exception:  # noqa: BLE001 - the extension's internal error: validate decides
             self.found.append(None)
 

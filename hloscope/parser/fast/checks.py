@@ -45,11 +45,12 @@ def validate_scanned(modules: list[Module], text: str, answer: tuple | None = No
 def passed(modules: list[Module], text: str, answer: tuple | None = None) -> bool:
     """True when the compiled checks and the value checks of every signature pass (then
     validate would pass); False when they cannot tell or something fails. `answer`: the
-    compiled pass's, when it ran already."""
+    compiled pass's, when it ran already; with the computations' structure digests, they
+    are set on the modules' computations when it passes."""
     found = answer if answer is not None else compiled_checks(text)
     if found is None:
         return False
-    why, seen, signatures, rewritten, _, decided = found
+    why, seen, signatures, rewritten, _, decided = found[:6]
     if why is not None or len(seen) != len(modules):
         return False
     for module, comps in zip(modules, seen):
@@ -63,8 +64,14 @@ def passed(modules: list[Module], text: str, answer: tuple | None = None) -> boo
     if rewritten and not _agree(modules, rewritten):
         return False
     shapes: dict[str, object] = {}
-    return not any(_fails(sig, shapes) for sig in signatures) and not any(
-        decided_fails(entry, shapes) for entry in decided)
+    if any(_fails(sig, shapes) for sig in signatures) or any(
+            decided_fails(entry, shapes) for entry in decided):
+        return False
+    structures = found[6] if len(found) > 6 else None
+    for module, digests in zip(modules, structures or ()):  # (of the computations just matched)
+        for comp, digest in zip(module.computations, digests):
+            comp.structure = digest
+    return True
 
 
 def _agree(modules: list[Module], rewritten: list[tuple]) -> bool:
