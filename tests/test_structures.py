@@ -131,3 +131,21 @@ def test_only_the_commands_that_cost_fusions_ask_for_digests():
     digest_structures(False)
     (module,) = parse(_TEXT.replace("OP", "log"), "<structures>")
     assert all(c.structure is None for c in module.computations)
+
+
+def test_modules_kept_without_digests_get_them_when_asked():
+    """A module the cache kept from a command that asked for no digests (lint) gets them
+    from the compiled pass over its text when roofline asks, the same as a parse's."""
+    import importlib
+
+    parsing = importlib.import_module("hloscope.parser.load")
+    path = FIXTURES / "tpu" / "llm_v5p_big.hlo.txt"
+    data = path.read_bytes()
+    parsing.digest_structures(False)
+    (kept,) = parse(data.decode(), str(path))
+    assert all(c.structure is None for c in kept.computations)
+    parsing.digest_structures()
+    parsing._digested([kept], data, None, str(path))
+    (fresh,) = parse(data.decode(), str(path))
+    assert [c.structure for c in kept.computations] == [c.structure for c in fresh.computations]
+    assert sum(c.structure is not None for c in kept.computations) > 3000

@@ -183,6 +183,23 @@ def digest_structures(on: bool = True) -> None:
     _DIGESTS["on"] = on
 
 
+def _digested(modules: list[Module], data: bytes, text: str | None, path: str) -> None:
+    """Cached modules, given their structure digests where this process asks for them and
+    they were kept without (a command that does not ask parsed them): from the compiled
+    checks' pass over the text, set where it passes them (hloscope.parser.fast.checks)."""
+    if not _DIGESTS["on"] or any(c.structure is not None for m in modules for c in m.computations):
+        return
+    from hloscope.parser.fast.beside import compiled_checks
+    from hloscope.parser.fast.checks import passed
+
+    if text is None:
+        text = decode(data, path)
+    found = compiled_checks(text, 0, True)
+    if found is not None:
+        with no_cyclic_gc():
+            passed(modules, text, found)
+
+
 def _scanned_beside(text: str, path: str,
                     beside: bool = True) -> tuple[list[Module] | None, tuple | None]:
     """_scanned, with the compiled checks of the text run beside the scan on a thread where
@@ -265,6 +282,7 @@ def load(path: str | Path, strict: bool = False, data: bytes | None = None,
         data = read(path)
     k, modules = _cached(path, data, strict)
     if modules is not None:
+        _digested(modules, data, text, str(path))
         return modules
     modules = parse(text if text is not None else decode(data, str(path)), str(path), strict=strict)
     if k:
@@ -303,7 +321,9 @@ def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | 
     if data is None:
         data = read(path)
     k, modules = _cached(path, data, strict, digest)
-    if modules is None:
+    if modules is not None:
+        _digested(modules, data, text, str(path))
+    else:
         if text is None:
             text = decode(data, str(path))
         with no_cyclic_gc():
