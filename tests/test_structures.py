@@ -149,3 +149,20 @@ def test_modules_kept_without_digests_get_them_when_asked():
     (fresh,) = parse(data.decode(), str(path))
     assert [c.structure for c in kept.computations] == [c.structure for c in fresh.computations]
     assert sum(c.structure is not None for c in kept.computations) > 3000
+
+
+def test_a_parse_with_no_thread_beside_digests_too():
+    """Where the checks run after the scan (`-j 1`, one core: no thread beside it), the
+    pass asked for then digests as well."""
+    from hloscope._speed import process
+
+    text = _TEXT.replace("OP", "exponential")
+    allowed = process._helpers["allowed"]
+    process._helpers["allowed"] = False  # (as no_helpers() says: no thread beside the scan)
+    try:
+        (module,) = parse(text, "<structures>")
+    finally:
+        process._helpers["allowed"] = allowed
+    (beside,) = parse(text, "<structures>")
+    assert [c.structure for c in module.computations] == [c.structure for c in beside.computations]
+    assert module.by_name["fused_a"].structure is not None

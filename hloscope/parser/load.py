@@ -170,28 +170,25 @@ def _scanned(text: str, path: str) -> list[Module] | None:
     return modules
 
 
-# Whether the compiled checks also digest each computation's structure (Computation.structure)
-# when they run beside the scan: set by the commands whose cost model works out fused
-# computations (roofline, step time), which it then costs once per structure; the others
-# leave the core's second thread its checks alone.
-_DIGESTS = {"on": False}
-
-
 def digest_structures(on: bool = True) -> None:
-    """Ask the parses of this process for each computation's structure digest (the cost
-    model shares the costs of computations alike: an unrolled model's repeated fusions)."""
-    _DIGESTS["on"] = on
+    """Ask the parses of this process for each computation's structure digest, which the
+    compiled checks make (Computation.structure: the cost model shares the costs of
+    computations alike, an unrolled model's repeated fusions); the commands whose cost
+    model works out fused computations ask."""
+    from hloscope.parser.fast.beside import DIGESTS
+
+    DIGESTS["on"] = on
 
 
 def _digested(modules: list[Module], data: bytes, text: str | None, path: str) -> None:
     """Cached modules, given their structure digests where this process asks for them and
     they were kept without (a command that does not ask parsed them): from the compiled
     checks' pass over the text, set where it passes them (hloscope.parser.fast.checks)."""
-    if not _DIGESTS["on"] or any(c.structure is not None for m in modules for c in m.computations):
-        return
-    from hloscope.parser.fast.beside import compiled_checks
+    from hloscope.parser.fast.beside import DIGESTS, compiled_checks
     from hloscope.parser.fast.checks import passed
 
+    if not DIGESTS["on"] or any(c.structure is not None for m in modules for c in m.computations):
+        return
     if text is None:
         text = decode(data, path)
     found = compiled_checks(text, 0, True)
@@ -211,8 +208,7 @@ def _scanned_beside(text: str, path: str,
     from hloscope.parser.fast.beside import Beside
     from hloscope.parser.fast.native import available
 
-    beside = (Beside(text, structures=_DIGESTS["on"])
-              if beside and may_help() and available() is not None else None)
+    beside = Beside(text) if beside and may_help() and available() is not None else None
     modules = _scanned(text, path)
     return modules, beside.answer() if beside is not None else None
 

@@ -24,15 +24,24 @@ def count_level(per_computation: bool) -> int:
     return 2 if per_computation else 1
 
 
-def compiled_checks(text: str, count: int = 0, structures: bool = False) -> tuple | None:
+# Whether the compiled checks also digest each computation's structure
+# (hloscope.ir.Computation.structure): asked by the commands whose cost model works out
+# fused computations, which it then costs once per structure
+# (hloscope.parser.load.digest_structures); the others leave the pass its checks alone.
+DIGESTS = {"on": False}
+
+
+def compiled_checks(text: str, count: int = 0, structures: bool | None = None) -> tuple | None:
     """The compiled pass's answer for `text` (None without the extension); `count`: 1 with
     what `stats` reads, 2 with it per computation too (hloscope.stats.table); `structures`:
-    with each computation's structure digest (hloscope.ir.Computation.structure)."""
+    with each computation's structure digest (None: where this process asks, DIGESTS)."""
     from hloscope._speed import native as extension
 
     native = extension()
     if native is None or not hasattr(native, "checks"):
         return None
+    if structures is None:
+        structures = DIGESTS["on"]
     return native.checks(text, _classes(), VALUE_KEYS, count, structures)
 
 
@@ -42,7 +51,7 @@ class Beside:
     `answer()` waits for it (None also when the extension failed: the caller checks the
     plain way)."""
 
-    def __init__(self, text: str, count: int = 0, structures: bool = False) -> None:
+    def __init__(self, text: str, count: int = 0, structures: bool | None = None) -> None:
         import threading
 
         self.found: list = []
@@ -51,7 +60,7 @@ class Beside:
                                        name="hloscope-checks")
         self.thread.start()
 
-    def _run(self, text: str, count: int, structures: bool) -> None:
+    def _run(self, text: str, count: int, structures: bool | None) -> None:
         try:
             self.found.append(compiled_checks(text, count, structures))
         except Exception:  # noqa: BLE001 - the extension's internal error: validate decides
