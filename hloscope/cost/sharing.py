@@ -30,9 +30,6 @@ def shareable_operands(instr: Instruction, operands: list[Instruction], module: 
     if not shape.is_array:
         return []
     dims = shape.dims
-    if instr.opcode in SHARE_OPS and "aliasing_operands" not in instr.attr_text \
-            and instr._attrs is None:  # (most asked: an elementwise op, attributes unsplit)
-        return [k for k, o in enumerate(operands) if o.shape.is_array and o.shape.dims == dims]
     if instr.may_contain('"aliasing_operands"'):
         # the TPU compiler states, op by op, which operands the result may be written
         # into (its buffer assignment follows that list, empty or not)

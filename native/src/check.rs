@@ -223,9 +223,8 @@ struct Module<'a> {
     comps: Vec<Seen<'a>>,
     names: Set<&'a str>,
     entries: usize,
-    /// Each computation's structure, by name and in order (when asked for).
+    /// Each computation's structure, by name (when asked for).
     digests: Map<&'a str, Option<Digest>>,
-    structures: Vec<Option<Digest>>,
 }
 
 /// The finders of `key=` for each key (`Table::marks`).
@@ -710,9 +709,7 @@ fn checked<'a>(
                 module.names.insert(c.name);
                 module.comps.push((c.name, c.entry, c.count));
                 if let Some(st) = c.structure {
-                    let digest = st.finish();
-                    module.digests.insert(c.name, digest);
-                    module.structures.push(digest);
+                    module.digests.insert(c.name, st.finish());
                 }
                 if let (Some(all), Some((tally, mut fused))) = (counted.as_mut(), c.counts) {
                     let m = all.modules.last_mut().ok_or("no module")?;
@@ -763,10 +760,16 @@ fn checked<'a>(
         .iter()
         .map(|m| m.comps.iter().map(|c| c.0).collect())
         .collect();
-    let structures = modules
-        .iter_mut()
-        .map(|m| std::mem::take(&mut m.structures))
-        .collect();
+    // (each computation's digest, in order: names are unique within a module)
+    let structures = if table.structures {
+        let digest = |m: &Module<'a>, name| m.digests.get(name).copied().flatten();
+        modules
+            .iter()
+            .map(|m| m.comps.iter().map(|c| digest(m, c.0)).collect())
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(Checked {
         structures,
         modules: modules.into_iter().map(|m| m.comps).collect(),

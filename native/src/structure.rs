@@ -47,9 +47,10 @@ impl<'a> Structure<'a> {
     /// Add the next instruction; `callees`: the digests of the module's computations so far,
     /// by name (None: one without).
     pub fn add(&mut self, f: &Fields<'a>, callees: &Map<&'a str, Option<Digest>>) {
-        if self.known {
-            self.known = self.feed(f, callees).is_some();
+        if !self.known {
+            return; // (it has none: nothing more is read)
         }
+        self.known = self.feed(f, callees).is_some();
         let at = self.positions.len() as u32;
         self.positions.insert(f.name, at);
     }
