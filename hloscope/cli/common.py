@@ -169,10 +169,11 @@ def settle() -> None:
 
 
 def load_inputs(path: Path, strict: bool = False, module: str | None = None,
-                single: bool = False) -> list:
+                single: bool = False) -> tuple[list, bool]:
     """The modules one path argument names (a file, `.gz`, `-` for standard input, a
     directory or --xla_dump_to folder: hloscope.paths.expand), `--module` picking among
-    them; exit 2 with a located or usage error."""
+    them, and whether a file among them was refused: its located error is printed and the
+    other files' modules are kept (exit 2 with a usage error, or when none is left)."""
     from hloscope.paths import LintError, expand, pick_modules
 
     notes: list[str] = []
@@ -182,9 +183,20 @@ def load_inputs(path: Path, strict: bool = False, module: str | None = None,
         fail(f"error: {e}")
     for line in notes:
         typer.echo(f"note: {line}", err=True)
-    modules = [m for p in files for m in load_file(p, strict)]
+    modules, refused = [], False
+    for k, p in enumerate(files):
+        try:
+            loaded = load_file(p, strict)
+            if k + 1 < len(files):
+                settle()  # (its checks before the next file: a refused file's modules go)
+        except typer.Exit:  # (its located error is printed: the other files go on)
+            refused = True
+            continue
+        modules += loaded
+    if refused and not modules:
+        raise typer.Exit(2)
     try:
-        return pick_modules(modules, module, str(path), single)
+        return pick_modules(modules, module, str(path), single), refused
     except LintError as e:
         settle()
         fail(f"error: {e}")
@@ -200,12 +212,15 @@ def source_bytes(path: str | Path) -> bytes:
 def analyse(file: Path, no_cache: bool, run: Callable[[list], None], strict: bool = False,
             module: str | None = None, single: bool = False) -> None:
     """The wrapper every one-file command runs in: the cache choice, the modules its path
-    names (a file, `.gz`, `-`, a dump folder; `--module` picks; or exit 2 with the located
-    error), then run(modules) with errors turned into exits."""
+    names (a file, `.gz`, `-`, a dump folder; `--module` picks), then run(modules) with
+    errors turned into exits; a file refused among them is located and the others run,
+    exit 2 after."""
     use_cache(no_cache)
-    modules = load_inputs(file, strict, module, single)
+    modules, refused = load_inputs(file, strict, module, single)
     guard(run, modules)
     settle()
+    if refused:
+        raise typer.Exit(2)
 
 
 def guard(fn: Callable[..., T], *args: Any) -> T:
