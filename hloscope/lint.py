@@ -162,10 +162,12 @@ def lint_one(path: Path, opts: LintOptions) -> FileResult:
 
 def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     from hloscope import cache
-    from hloscope.parser.files import read
+    from hloscope.parser.files import MAX_FILE_BYTES, STDIN, read
 
-    data = read(path)
-    digest = cache.digest(data) if cache.is_enabled() else None  # (one hash, both keys)
+    # (one hash, both keys: the findings' and the modules'; hashed as the core reads the
+    # file where it can, so that a run the cache answers never reads it into Python)
+    digest = (cache.file_digest(path, MAX_FILE_BYTES)
+              if cache.is_enabled() and str(path) not in ("-", STDIN) else None)
     k = cache.key(digest, _options_key(opts, path)) if digest and opts.trace is None else ""
     hit = cache.get("lint", k) if k else None
     if hit is not None:  # (the same text may have been linted under another name)
@@ -174,6 +176,12 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
         hit.findings = [f if f.file == str(path) else replace(f, file=str(path)) for f in hit.findings]
         hit.modules = [{**m, "file": str(path)} for m in hit.modules]
         return hit
+    data = read(path)
+    if cache.is_enabled():  # (the keys are of the bytes read: the file may have changed)
+        read_digest = cache.digest(data)
+        if read_digest != digest:
+            digest = read_digest
+            k = cache.key(digest, _options_key(opts, path)) if opts.trace is None else ""
     from hloscope.parser.load import check_values, decode, load_checked_ahead
     from hloscope.parser.text import Lines
     from hloscope.rules.engine import run

@@ -96,6 +96,52 @@ def test_a_lint_hashes_its_file_once_for_both_keys(cache_in, monkeypatch):
     assert [f.fingerprint for f in again.findings] == [f.fingerprint for f in first.findings]
 
 
+# BLAKE3's published test vectors (its reference's test_vectors.json, input byte k = k % 251,
+# and the "abc" of its README), for the digest the compiled core gives the cache
+_BLAKE3 = {
+    b"": "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262",
+    b"abc": "6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85",
+    bytes([0]): "2d3adedff11b61f14c886e35afa036736dcd87a74d27b5c1510225d0f592e213",
+}
+
+
+def test_the_core_digests_files_with_blake3_as_they_are_read(cache_in, monkeypatch, tmp_path):
+    """With the compiled core, a file's digest is BLAKE3's (the published vectors), the same
+    whether the core hashes the bytes or reads the file itself; where it cannot say (standard
+    input, which lint reads, a file over the size limit, one it cannot read) there is none, and the caller
+    reads the file. A lint the cache answers then never reads the file into Python."""
+    if cache._digests() is None:
+        pytest.skip("the compiled core is not built here (the plain route hashes with BLAKE2b)")
+    import hloscope.parser.files as files
+    from hloscope.lint import LintOptions, lint_files
+
+    limit = files.MAX_FILE_BYTES
+    for data, hex_digest in _BLAKE3.items():
+        assert cache.digest(data) == bytes.fromhex(hex_digest)
+        (tmp_path / "f").write_bytes(data)
+        assert cache.file_digest(tmp_path / "f", limit) == bytes.fromhex(hex_digest)
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "tpu" / "mlp_v5e.hlo.txt"
+    assert cache.file_digest(path, limit) == cache.digest(path.read_bytes())
+    big = tmp_path / "big"  # (more than the core's 1 MiB block)
+    big.write_bytes(path.read_bytes() * (1 + (3 << 20) // path.stat().st_size))
+    assert cache.file_digest(big, limit) == cache.digest(big.read_bytes())
+    assert cache.file_digest(big, limit) != cache.file_digest(path, limit)
+    assert cache.file_digest(tmp_path / "missing", limit) is None
+    assert cache.file_digest(path, 10) is None  # (over the limit: read, and refused, there)
+    monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(cache_in))
+    monkeypatch.setitem(cache._state, "enabled", True)
+    monkeypatch.setitem(cache._state, "background", False)
+    reads: list[str] = []
+    real = files.read
+    monkeypatch.setattr(files, "read", lambda p: reads.append(str(p)) or real(p))
+    first = lint_files([path], LintOptions())
+    assert reads == [str(path)]
+    cache.write_now()
+    again = lint_files([path], LintOptions())
+    assert reads == [str(path)]  # (answered from the cache: not read again)
+    assert [f.fingerprint for f in again.findings] == [f.fingerprint for f in first.findings]
+
+
 def test_large_entries_wait_for_the_output_only_when_asked(cache_in, monkeypatch):
     monkeypatch.setitem(cache._state, "background", True)
     cache.put("modules", "now", 1)  # not marked large: written at once
@@ -150,7 +196,8 @@ def test_the_hashes_are_hashlibs_without_importing_it(plain, monkeypatch):
         h = blake2b(data[: n // 2])
         h.update(data[n // 2:])
         assert h.digest() == hashlib.blake2b(data, digest_size=32).digest()
-    assert cache.digest(b"hlo") == hashlib.blake2b(b"hlo", digest_size=32).digest()
+    if cache._digests() is None:  # (the plain route, or no core built: BLAKE2b)
+        assert cache.digest(b"hlo") == hashlib.blake2b(b"hlo", digest_size=32).digest()
     if plain == "1":
         return  # (the plain path imports hashlib: nothing more to see)
     fixtures = Path(__file__).resolve().parents[1] / "fixtures"

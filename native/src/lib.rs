@@ -1,14 +1,16 @@
 //! hloscope's compiled core (issue #37): HLO text -> a compact module table, the parser's
 //! line reader, validate's structural checks (with each computation's structure digest),
-//! the placement of temporaries, and whole-text questions (lines holding a marker, bracket
-//! depth). The pure-Rust modules are `scan`, `lines`, `check`, `count`, `structure`,
-//! `place`, `text`; with the `python` feature, PyO3 bindings expose
-//! them to hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`, `.count`,
-//! `.lines`, `.checks`, `.place`, `.lines_with`, `.nesting_beyond`). A panic inside never
+//! the placement of temporaries, whole-text questions (lines holding a marker, bracket
+//! depth), and the cache's file digest. The pure-Rust modules are `scan`, `lines`, `check`,
+//! `count`, `structure`, `place`, `text`, `digest`; with the `python` feature, PyO3 bindings
+//! expose them to hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`,
+//! `.count`, `.lines`, `.checks`, `.place`, `.lines_with`, `.nesting_beyond`,
+//! `.digest_bytes`, `.digest_file`). A panic inside never
 //! reaches Python as a crash: it is caught and raised as a RuntimeError.
 
 pub mod check;
 pub mod count;
+pub mod digest;
 pub mod lines;
 pub mod place;
 pub mod scan;
@@ -598,6 +600,21 @@ mod python {
         py.allow_threads(|| guarded(|| crate::text::lines_with(text, needle)))
     }
 
+    /// The cache's digest of a file's bytes (`digest.rs`: BLAKE3, 32 bytes).
+    #[pyfunction]
+    fn digest_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+        let d = py.allow_threads(|| guarded(|| crate::digest::of_bytes(data)))?;
+        Ok(PyBytes::new(py, &d))
+    }
+
+    /// `digest_bytes` of a file's contents, read a block at a time (OSError when it cannot
+    /// be read).
+    #[pyfunction]
+    fn digest_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Bound<'_, PyBytes>> {
+        let d = py.allow_threads(|| guarded(|| crate::digest::of_file(&path)))??;
+        Ok(PyBytes::new(py, &d))
+    }
+
     /// The character offset of the first bracket nested deeper than `limit`, or None.
     #[pyfunction]
     fn nesting_beyond(py: Python<'_>, s: &str, limit: usize) -> PyResult<Option<usize>> {
@@ -618,6 +635,8 @@ mod python {
         m.add_function(wrap_pyfunction!(line_breaks, m)?)?;
         m.add_function(wrap_pyfunction!(lines_with, m)?)?;
         m.add_function(wrap_pyfunction!(nesting_beyond, m)?)?;
+        m.add_function(wrap_pyfunction!(digest_bytes, m)?)?;
+        m.add_function(wrap_pyfunction!(digest_file, m)?)?;
         Ok(())
     }
 }
