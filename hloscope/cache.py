@@ -109,6 +109,15 @@ def digest(data: bytes) -> bytes:
     return blake2b(data).digest()
 
 
+def digest_text(text: str) -> bytes:
+    """`digest` of the text's UTF-8 bytes: a file's digest from the text decoded from it
+    (parser.files.read_text), with no bytes object made."""
+    native = _digests()
+    if native is not None and hasattr(native, "digest_str"):
+        return native.digest_str(text)
+    return digest(text.encode("utf-8"))
+
+
 def file_digest(path: str | Path, max_bytes: int) -> bytes | None:
     """`digest` of a file's bytes, which the compiled core hashes as it reads them, a block at
     a time: a run answered from the cache never reads the file into Python (on a 31 MB

@@ -162,7 +162,7 @@ def lint_one(path: Path, opts: LintOptions) -> FileResult:
 
 def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     from hloscope import cache
-    from hloscope.parser.files import MAX_FILE_BYTES, STDIN, read
+    from hloscope.parser.files import MAX_FILE_BYTES, STDIN, read, read_text
 
     # (one hash, both keys: the findings' and the modules'; hashed as the core reads the
     # file where it can, so that a run the cache answers never reads it into Python)
@@ -176,9 +176,12 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
         hit.findings = [f if f.file == str(path) else replace(f, file=str(path)) for f in hit.findings]
         hit.modules = [{**m, "file": str(path)} for m in hit.modules]
         return hit
-    data = read(path)
-    if cache.is_enabled():  # (the keys are of the bytes read: the file may have changed)
-        read_digest = cache.digest(data)
+    # the text decoded from a map of the file where it is plain HLO text (no bytes made),
+    # else the bytes, decoded below
+    text = read_text(path)
+    data = read(path) if text is None else None
+    if cache.is_enabled():  # (the keys are of what was read: the file may have changed)
+        read_digest = cache.digest(data) if data is not None else cache.digest_text(text)
         if read_digest != digest:
             digest = read_digest
             k = cache.key(digest, _options_key(opts, path)) if opts.trace is None else ""
@@ -188,7 +191,8 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
 
     chip = _chip(opts)
     rules = build_rules(opts)
-    text = decode(data, str(path))
+    if text is None:
+        text = decode(data, str(path))
     lines = Lines(text)
 
     def typed(modules: list) -> None:  # every value typed: what `parse` accepts, no more

@@ -85,8 +85,11 @@ def test_a_lint_hashes_its_file_once_for_both_keys(cache_in, monkeypatch):
     path = Path(__file__).resolve().parents[1] / "fixtures" / "tpu" / "mlp_v5e.hlo.txt"
     size = path.stat().st_size
     hashed: list[int] = []
-    real = cache.digest
+    real, real_text = cache.digest, cache.digest_text
     monkeypatch.setattr(cache, "digest", lambda data: hashed.append(len(data)) or real(data))
+    # (the text decoded from a map of the file, where it is plain HLO text: its bytes hashed)
+    monkeypatch.setattr(cache, "digest_text",
+                        lambda text: hashed.append(len(text.encode())) or real_text(text))
     monkeypatch.setitem(cache._state, "enabled", True)
     first = lint_files([path], LintOptions())
     assert hashed == [size]
@@ -132,8 +135,9 @@ def test_the_core_digests_files_with_blake3_as_they_are_read(cache_in, monkeypat
     monkeypatch.setitem(cache._state, "enabled", True)
     monkeypatch.setitem(cache._state, "background", False)
     reads: list[str] = []
-    real = files.read
+    real, real_text = files.read, files.read_text
     monkeypatch.setattr(files, "read", lambda p: reads.append(str(p)) or real(p))
+    monkeypatch.setattr(files, "read_text", lambda p: reads.append(str(p)) or real_text(p))
     first = lint_files([path], LintOptions())
     assert reads == [str(path)]
     cache.write_now()

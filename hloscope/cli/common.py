@@ -124,7 +124,8 @@ def parsing_notice(path: Path, strict: bool) -> Iterator[None]:
             sys.stderr.flush()
 
 
-def load_file(path: Path, strict: bool = False, read: tuple[bytes, str] | None = None) -> list:
+def load_file(path: Path, strict: bool = False,
+              read: tuple[bytes | None, str] | None = None) -> list:
     """The file's modules, or exit 2 with the located error; `read`: (bytes, text) of
     the file when the caller has read it. In the default mode the checks after the scan
     may still be running beside the command (hloscope.parser.load.load_checked_ahead):

@@ -27,19 +27,21 @@ from hloscope.cli.common import (
 
 
 def _counted_early(path: Path, every: bool,
-                   halves: bool) -> tuple[list[dict] | None, tuple[bytes, str]]:
+                   halves: bool) -> tuple[list[dict] | None, tuple[bytes | None, str]]:
     """(stats counted without parsing the file, or None; the file's bytes and text for
     load_file): from the compiled checks' one pass (hloscope.stats.table) where they answer,
     else, with `halves`, on two cores (hloscope.stats.halves)."""
     from hloscope.parser import ParseError
     from hloscope.parser.fast.beside import Beside, count_level
-    from hloscope.parser.files import read
+    from hloscope.parser.files import read, read_text
     from hloscope.parser.load import decode
 
     note_file(path)
     try:
-        data = read(path)
-        text = decode(data, str(path))
+        text = read_text(path)  # (decoded from a map of the file: no bytes made)
+        data = read(path) if text is None else None
+        if text is None:
+            text = decode(data, str(path))
     except ParseError as e:
         fail_located(e)
     # the compiled pass starts now, on a thread of its own, and the rest of stats is

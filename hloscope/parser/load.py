@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.parser.errors import ParseError, from_lark
-from hloscope.parser.files import MAX_NESTING, read
+from hloscope.parser.files import MAX_NESTING, read, read_text
 from hloscope.parser.text import nesting_beyond
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ def digest_structures(on: bool = True) -> None:
     DIGESTS["on"] = on
 
 
-def _digested(modules: list[Module], data: bytes, text: str | None, path: str) -> None:
+def _digested(modules: list[Module], data: bytes | None, text: str | None, path: str) -> None:
     """Cached modules, given their structure digests where this process asks for them and
     they were kept without (a command that does not ask parsed them): from the compiled
     checks' pass over the text, set where it passes them (hloscope.parser.fast.checks)."""
@@ -274,9 +274,8 @@ def load(path: str | Path, strict: bool = False, data: bytes | None = None,
     `data` (and `text`, decoded by `decode`): the file when the caller has read it."""
     from hloscope import cache
 
-    if data is None:
-        data = read(path)
-    k, modules = _cached(path, data, strict)
+    data, text = _read(path, data, text)
+    k, modules = _cached(path, data, strict, text=text)
     if modules is not None:
         _digested(modules, data, text, str(path))
         return modules
@@ -286,14 +285,27 @@ def load(path: str | Path, strict: bool = False, data: bytes | None = None,
     return modules
 
 
-def _cached(path: str | Path, data: bytes, strict: bool,
-            digest: bytes | None = None) -> tuple[str, list[Module] | None]:
+def _read(path: str | Path, data: bytes | None,
+          text: str | None) -> tuple[bytes | None, str | None]:
+    """(the file's bytes, its text): the caller's where given; else its text decoded from
+    a map of it where it is plain HLO text (read_text: no bytes made), else its bytes."""
+    if data is None and text is None:
+        text = read_text(path)
+        if text is None:
+            data = read(path)
+    return data, text
+
+
+def _cached(path: str | Path, data: bytes | None, strict: bool, digest: bytes | None = None,
+            text: str | None = None) -> tuple[str, list[Module] | None]:
     """(the cache key of the file's modules, "" when the cache is off; the modules kept
-    under it, named after `path`, or None); `digest`: cache.digest(data), when made."""
+    under it, named after `path`, or None); `digest`: cache.digest(data), when made; the
+    file is `data`, else `text` (decoded from it)."""
     from hloscope import cache
 
-    k = cache.key(digest or cache.digest(data), "strict" if strict else "fast") \
-        if cache.is_enabled() else ""
+    if cache.is_enabled() and digest is None:
+        digest = cache.digest(data) if data is not None else cache.digest_text(text)
+    k = cache.key(digest, "strict" if strict else "fast") if cache.is_enabled() else ""
     modules = cache.get("modules", k) if k else None
     for m in modules or ():
         m.path = str(path)
@@ -314,9 +326,8 @@ def load_checked_ahead(path: str | Path, data: bytes | None = None, text: str | 
     from hloscope import cache
     from hloscope.parser.asyncs import needs_wrapping
 
-    if data is None:
-        data = read(path)
-    k, modules = _cached(path, data, strict, digest)
+    data, text = _read(path, data, text)
+    k, modules = _cached(path, data, strict, digest, text)
     if modules is not None:
         _digested(modules, data, text, str(path))
     else:

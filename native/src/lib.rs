@@ -5,7 +5,7 @@
 //! `count`, `structure`, `place`, `text`, `digest`; with the `python` feature, PyO3 bindings
 //! expose them to hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`,
 //! `.count`, `.lines`, `.checks`, `.place`, `.lines_with`, `.nesting_beyond`,
-//! `.digest_bytes`, `.digest_file`). A panic inside never
+//! `.digest_bytes`, `.digest_str`, `.digest_file`). A panic inside never
 //! reaches Python as a crash: it is caught and raised as a RuntimeError.
 
 pub mod check;
@@ -607,6 +607,14 @@ mod python {
         Ok(PyBytes::new(py, &d))
     }
 
+    /// `digest_bytes` of a text's UTF-8 bytes (for a text decoded from a file: the file's
+    /// digest, with no bytes object made; an ASCII text is read where Python holds it).
+    #[pyfunction]
+    fn digest_str<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let d = py.allow_threads(|| guarded(|| crate::digest::of_bytes(text.as_bytes())))?;
+        Ok(PyBytes::new(py, &d))
+    }
+
     /// `digest_bytes` of a file's contents, read a block at a time (OSError when it cannot
     /// be read).
     #[pyfunction]
@@ -636,6 +644,7 @@ mod python {
         m.add_function(wrap_pyfunction!(lines_with, m)?)?;
         m.add_function(wrap_pyfunction!(nesting_beyond, m)?)?;
         m.add_function(wrap_pyfunction!(digest_bytes, m)?)?;
+        m.add_function(wrap_pyfunction!(digest_str, m)?)?;
         m.add_function(wrap_pyfunction!(digest_file, m)?)?;
         Ok(())
     }
