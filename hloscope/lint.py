@@ -162,12 +162,11 @@ def lint_one(path: Path, opts: LintOptions) -> FileResult:
 
 def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     from hloscope import cache
-    from hloscope.parser.files import MAX_FILE_BYTES, STDIN, read, read_text
+    from hloscope.parser.files import file_digest, read_input
 
     # (one hash, both keys: the findings' and the modules'; hashed as the core reads the
     # file where it can, so that a run the cache answers never reads it into Python)
-    digest = (cache.file_digest(path, MAX_FILE_BYTES)
-              if cache.is_enabled() and str(path) not in ("-", STDIN) else None)
+    digest = file_digest(path) if cache.is_enabled() else None
     k = cache.key(digest, _options_key(opts, path)) if digest and opts.trace is None else ""
     hit = cache.get("lint", k) if k else None
     if hit is not None:  # (the same text may have been linted under another name)
@@ -178,8 +177,7 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
         return hit
     # the text decoded from a map of the file where it is plain HLO text (no bytes made),
     # else the bytes, decoded below
-    text = read_text(path)
-    data = read(path) if text is None else None
+    data, text = read_input(path)
     if cache.is_enabled():  # (the keys are of what was read: the file may have changed)
         read_digest = cache.digest(data) if data is not None else cache.digest_text(text)
         if read_digest != digest:

@@ -91,11 +91,9 @@ def _cached_costs(file: Path, module, computation: str | None, max_nodes: int,
 
     if trace is not None or not cache.is_enabled():
         return _costs(module, computation, max_nodes, chip_name, trace)
-    from hloscope.parser.files import MAX_FILE_BYTES, STDIN
+    from hloscope.parser.files import file_digest
 
-    # (the file by its digest, hashed as the core reads it; else by its bytes)
-    content = (None if str(file) in ("-", STDIN) else cache.file_digest(file, MAX_FILE_BYTES)) \
-        or source_bytes(file)
+    content = file_digest(file) or source_bytes(file)  # (else the file by its bytes)
     k = cache.key(content, f"graph-costs:{module.name}:{computation}:{max_nodes}:{chip_name}")
     hit = cache.get("graph-costs", k)
     if hit is None:

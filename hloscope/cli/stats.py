@@ -33,13 +33,12 @@ def _counted_early(path: Path, every: bool,
     else, with `halves`, on two cores (hloscope.stats.halves)."""
     from hloscope.parser import ParseError
     from hloscope.parser.fast.beside import Beside, count_level
-    from hloscope.parser.files import read, read_text
+    from hloscope.parser.files import read_input
     from hloscope.parser.load import decode
 
     note_file(path)
     try:
-        text = read_text(path)  # (decoded from a map of the file: no bytes made)
-        data = read(path) if text is None else None
+        data, text = read_input(path)  # (plain text decoded from a map of the file)
         if text is None:
             text = decode(data, str(path))
     except ParseError as e:

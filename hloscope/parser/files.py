@@ -21,10 +21,15 @@ STDIN = "<stdin>"  # the name standard input goes by (a path argument `-`)
 _stdin: list[bytes] = []
 
 
+def is_stdin(path: str | Path) -> bool:
+    """Whether a path argument names standard input (`-`, or the name it goes by)."""
+    return str(path) in ("-", STDIN)
+
+
 def read(path: str | Path) -> bytes:
     """A file's bytes, refusing files over MAX_FILE_BYTES, with located errors; `-` or
     `<stdin>`: standard input, read once."""
-    if str(path) in ("-", STDIN):
+    if is_stdin(path):
         if not _stdin:
             import sys
 
@@ -54,7 +59,7 @@ def read_text(path: str | Path) -> str | None:
     bytes with `read`, and `parser.load.decode` says what they are."""
     from hloscope._speed import enabled
 
-    if not enabled() or str(path) in ("-", STDIN):
+    if not enabled() or is_stdin(path):
         return None
     import mmap
 
@@ -72,3 +77,19 @@ def read_text(path: str | Path) -> str | None:
     if text.isspace() or text.lstrip()[:9] != "HloModule":
         return None
     return text
+
+
+def read_input(path: str | Path) -> tuple[bytes | None, str | None]:
+    """(None, its text) of a plain HLO text file (read_text), else (its bytes, None) for
+    `parser.load.decode` (with read's located errors)."""
+    text = read_text(path)
+    return (read(path), None) if text is None else (None, text)
+
+
+def file_digest(path: str | Path) -> bytes | None:
+    """The cache's digest of an input file, hashed as the compiled core reads it
+    (hloscope.cache.file_digest, within MAX_FILE_BYTES); None for standard input, or where
+    the core cannot say: the caller then reads the file."""
+    from hloscope import cache
+
+    return None if is_stdin(path) else cache.file_digest(path, MAX_FILE_BYTES)

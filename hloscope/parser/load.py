@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.parser.errors import ParseError, from_lark
-from hloscope.parser.files import MAX_NESTING, read, read_text
+from hloscope.parser.files import MAX_NESTING, read, read_input
 from hloscope.parser.text import nesting_beyond
 
 if TYPE_CHECKING:
@@ -289,11 +289,7 @@ def _read(path: str | Path, data: bytes | None,
           text: str | None) -> tuple[bytes | None, str | None]:
     """(the file's bytes, its text): the caller's where given; else its text decoded from
     a map of it where it is plain HLO text (read_text: no bytes made), else its bytes."""
-    if data is None and text is None:
-        text = read_text(path)
-        if text is None:
-            data = read(path)
-    return data, text
+    return read_input(path) if data is None and text is None else (data, text)
 
 
 def _cached(path: str | Path, data: bytes | None, strict: bool, digest: bytes | None = None,
