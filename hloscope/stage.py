@@ -80,7 +80,7 @@ def detect_stage(module: Module, override: str | None = None) -> Stage:
     opcodes = module.opcodes()
     if "custom-call" in opcodes and any(
             i.raw_attr("custom_call_target") in _QUOTED_ANNOTATIONS
-            for c in module.computations for i in c.instructions if i.opcode == "custom-call"):
+            for i in module.of_opcode("custom-call")):
         return Stage(BEFORE, "sharding annotations (Sharding custom calls)")
     if "fusion" in opcodes:
         return Stage(AFTER, "fusions")

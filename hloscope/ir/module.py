@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from hloscope.ir.computation import Computation
 from hloscope.ir.instruction import Instruction
 
@@ -10,7 +12,7 @@ class Module:
     # (a plain class, not a dataclass: every command imports it; see hloscope.ir.records.
     # Equal only to itself, as a dataclass with eq=False)
     __slots__ = ("name", "attrs", "computations", "file_names", "function_names", "file_locations",
-                 "stack_frames", "path", "line", "_by_name", "_entry", "_fused", "_opcodes")
+                 "stack_frames", "path", "line", "_by_name", "_entry", "_fused", "_by_opcode")
     name: str
     attrs: dict[str, str]
     computations: list[Computation]
@@ -23,7 +25,8 @@ class Module:
     _by_name: dict[str, Computation] | None
     _entry: tuple[int, Computation | None] | None  # (len(computations), entry)
     _fused: tuple[int, frozenset[str]] | None  # (len(computations), names)
-    _opcodes: tuple[int, frozenset[str]] | None  # (len(computations), opcodes)
+    # (len(computations), {opcode: its instructions in module order})
+    _by_opcode: tuple[int, dict[str, list[Instruction]]] | None
 
     def __init__(self, name: str, attrs: dict[str, str] | None = None,
                  computations: list[Computation] | None = None,
@@ -34,7 +37,7 @@ class Module:
                  line: int = 1, _by_name: dict[str, Computation] | None = None,
                  _entry: tuple[int, Computation | None] | None = None,
                  _fused: tuple[int, frozenset[str]] | None = None,
-                 _opcodes: tuple[int, frozenset[str]] | None = None) -> None:
+                 _by_opcode: tuple[int, dict[str, list[Instruction]]] | None = None) -> None:
         self.name = name
         self.attrs = {} if attrs is None else attrs
         self.computations = [] if computations is None else computations
@@ -47,7 +50,7 @@ class Module:
         self._by_name = _by_name
         self._entry = _entry
         self._fused = _fused
-        self._opcodes = _opcodes
+        self._by_opcode = _by_opcode
 
     @property
     def by_name(self) -> dict[str, Computation]:
@@ -83,14 +86,51 @@ class Module:
 
     def opcodes(self) -> frozenset[str]:
         """The distinct opcodes of its instructions (for questions about the module as a
-        whole, asked of a few dozen opcodes, not every instruction), computed once per set
-        of computations as fusion_computations is (the IR is not edited after parsing; the
-        parse asks once its tuple elements are expanded, then wraps async shorthand in
-        computations of their own): the stage, the collectives and the bounds ask again."""
-        kept = self._opcodes
+        whole, asked of a few dozen opcodes, not every instruction): the keys of the opcode
+        index (`of_opcode`)."""
+        return frozenset(self._opcode_index())
+
+    def of_opcode(self, opcode: str) -> list[Instruction]:
+        """Its instructions of one opcode, in module order (computations in order, each's
+        instructions in order). Not to be changed."""
+        return self._opcode_index().get(opcode, [])
+
+    def of_opcodes(self, opcodes: Collection[str]) -> list[Instruction]:
+        """Its instructions of any of these opcodes, in module order."""
+        index = self._opcode_index()
+        found = [index[op] for op in dict.fromkeys(opcodes) if op in index]
+        if len(found) < 2:
+            return list(found[0]) if found else []
+        # (each opcode's list merged by computation and line: a parsed computation's
+        # instructions are in line order; where two share a line, a computation the parse
+        # made, they are taken from the computations in order instead)
+        holders = {i.computation for each in found for i in each}
+        order = {c.name: k for k, c in enumerate(self.computations) if c.name in holders}
+        merged = sorted([i for each in found for i in each], key=lambda i: (order[i.computation], i.line))
+        if all(a.line != b.line or a.computation != b.computation for a, b in zip(merged, merged[1:])):
+            return merged
+        wanted = frozenset(opcodes)
+        return [i for c in self.computations if c.name in holders
+                for i in c.instructions if i.opcode in wanted]
+
+    def _opcode_index(self) -> dict[str, list[Instruction]]:
+        """{opcode: its instructions in module order}, built in one pass over the module and
+        kept per set of computations (the IR is not edited after parsing; the parse asks once
+        its tuple elements are expanded, then wraps async shorthand in computations of their
+        own): the whole-module questions of the rules and analyses (the fused computations,
+        the collectives, the loops, the matmuls, the instruction rules' targets) read it
+        instead of walking every instruction each."""
+        kept = self._by_opcode
         if kept is None or kept[0] != len(self.computations):
-            kept = self._opcodes = (len(self.computations), frozenset(
-                {i.opcode for c in self.computations for i in c.instructions}))
+            index: dict[str, list[Instruction]] = {}
+            for c in self.computations:
+                for i in c.instructions:
+                    found = index.get(i.opcode)
+                    if found is None:
+                        index[i.opcode] = [i]
+                    else:
+                        found.append(i)
+            kept = self._by_opcode = (len(self.computations), index)
         return kept[1]
 
     def control_flow_computations(self) -> list[Computation]:
@@ -118,13 +158,7 @@ class Module:
         """Names of computations called by fusion instructions (computed once per
         set of computations: the IR is not edited after parsing)."""
         if self._fused is None or self._fused[0] != len(self.computations):
-            names = frozenset(
-                name
-                for c in self.computations
-                for i in c.instructions
-                if i.opcode == "fusion"
-                for name in i.calls()
-            ) if "fusion" in self.opcodes() else frozenset()  # (a dump before fusion: no walk)
+            names = frozenset(name for i in self.of_opcode("fusion") for name in i.calls())
             self._fused = (len(self.computations), names)
         return self._fused[1]
 

@@ -67,7 +67,7 @@ def kernels(module: Module, operand_shapes=None) -> list[Kernel]:
         from hloscope.cost.ops import CostModel
 
         operand_shapes = CostModel(module).operand_shapes
-    calls = [i for i in module.instructions() if i.opcode == "custom-call"]
+    calls = module.of_opcode("custom-call")
     items = []
     for instr in calls:
         target = str(instr.attr("custom_call_target", ""))

@@ -145,19 +145,16 @@ class RuleContext:
     def loop_trips(self) -> dict[str, int]:
         """Trip count of each while body computation, by name (0: the loop states none)."""
         out: dict[str, int] = {}
-        for comp in self.module.computations:
-            for instr in comp.instructions:
-                if instr.opcode == "while":
-                    body = instr.attr("body")
-                    if body is not None and body not in out:
-                        out[body] = self.model.trip_count(instr) or 0
+        for instr in self.module.of_opcode("while"):
+            body = instr.attr("body")
+            if body is not None and body not in out:
+                out[body] = self.model.trip_count(instr) or 0
         return out
 
     @cached_property
     def matmul_computations(self) -> frozenset[str]:
         """Computations that hold a dot or convolution."""
-        return frozenset([c.name for c in self.module.computations for i in c.instructions
-                          if i.opcode in MATMUL])  # (one flat pass: no generator per computation)
+        return frozenset([i.computation for op in MATMUL for i in self.module.of_opcode(op)])
 
     @cached_property
     def collectives(self) -> list:
@@ -177,9 +174,7 @@ class RuleContext:
         """The module's decoded custom-call kernels that have a summary."""
         # (only a Mosaic body decodes to a summary: with no tpu_custom_call, say a GPU
         # dump's cuDNN and TransformerEngine calls, the MLIR machinery is not even imported)
-        if "custom-call" not in self.module.opcodes() or not any(
-                i.opcode == "custom-call" and i.may_contain("tpu_custom_call")
-                for c in self.module.computations for i in c.instructions):
+        if not any(i.may_contain("tpu_custom_call") for i in self.module.of_opcode("custom-call")):
             return []
         from hloscope.mlir.kernels import kernels
 

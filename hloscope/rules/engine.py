@@ -157,14 +157,14 @@ def run(modules: Iterable[Module], rules: list[Rule], chip=None,
                 "compiler artifacts (lint the after_optimizations dump, or --stage)")
         crashed: set[str] = {r.code for r in off_stage}
         found: list[Finding] = []
-        for comp in module.computations:
-            in_fusion = comp.name in ctx.fused
-            result.instructions += len(comp.instructions)
-            for instr in comp.instructions:
-                here = by_opcode.get(instr.opcode)
-                if not here:
-                    continue
-                away = only is not None and (comp.name, instr.name) not in only
+        result.instructions += sum(len(comp.instructions) for comp in module.computations)
+        fused = ctx.fused
+        # (the instructions of the opcodes the rules target, from the module's opcode index:
+        # each opcode's in module order; the findings are sorted by place below)
+        for op, here in by_opcode.items():
+            for instr in module.of_opcode(op):
+                in_fusion = instr.computation in fused
+                away = only is not None and (instr.computation, instr.name) not in only
                 for rule in here:
                     if rule.code in crashed or (in_fusion and not rule.include_fused) or (
                             away and rule.located):

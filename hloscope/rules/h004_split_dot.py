@@ -267,7 +267,7 @@ class SplitDot(ModuleRule):
 
     def _over_budget(self, ctx: RuleContext) -> Iterator[Finding]:
         for opcode, limit in self.options.expect.items():
-            found = [i for i in ctx.module.instructions() if i.opcode == opcode]
+            found = ctx.module.of_opcode(opcode)
             if len(found) > limit:
                 extra = found[limit]
                 yield self.finding(

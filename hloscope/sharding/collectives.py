@@ -217,12 +217,13 @@ def analyze(module: Module, chip: Chip | None = None) -> Sharding:
     counted: set[int] = set()  # ids of the reads (read_groups keeps them) all_groups holds
     fusion_comps = module.fusion_computations()
     # (an async-start's wrapped computation, or a `<op>-start` shorthand's: its collective is the start's)
-    wrapped = {c for i in module.instructions()
-               if i.opcode == "async-start" or async_shorthand(i.opcode) for c in i.called_computations
-               } if any(op == "async-start" or async_shorthand(op) for op in module.opcodes()) else set()
-    # (one flat pass: a training step has tens of thousands of small fused computations)
-    candidates = [(comp, instr) for comp in module.computations if comp.name not in wrapped
-                  for instr in comp.instructions if instr.opcode in MAY_BE_COLLECTIVE]
+    starts = [op for op in module.opcodes() if op == "async-start" or async_shorthand(op)]
+    wrapped = {c for i in module.of_opcodes(starts) for c in i.called_computations}
+    # (from the module's opcode index: a training step has tens of thousands of small
+    # fused computations and one entry of tens of thousands of instructions)
+    by_name = module.by_name
+    candidates = [(by_name[instr.computation], instr)
+                  for instr in module.of_opcodes(MAY_BE_COLLECTIVE) if instr.computation not in wrapped]
     for comp, instr in candidates:
         op = base_opcode(instr, module)
         if op is None:
