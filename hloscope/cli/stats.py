@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from hloscope import cache
 from hloscope.cli.common import (
     FileArg,
     Format,
@@ -26,23 +27,27 @@ from hloscope.cli.common import (
 )
 
 
-def _counted_early(path: Path, every: bool,
-                   halves: bool) -> tuple[list[dict] | None, tuple[bytes | None, str]]:
-    """(stats counted without parsing the file, or None; the file's bytes and text for
-    load_file): from the compiled checks' one pass (hloscope.stats.table) where they answer,
-    else, with `halves`, on two cores (hloscope.stats.halves)."""
+def _read(path: Path) -> tuple[bytes | None, str]:
+    """The file's bytes (None where its plain text was decoded from a map) and text, or exit
+    2 with the located error."""
     from hloscope.parser import ParseError
-    from hloscope.parser.fast.beside import Beside, count_level
     from hloscope.parser.files import read_input
     from hloscope.parser.load import decode
 
     note_file(path)
     try:
         data, text = read_input(path)  # (plain text decoded from a map of the file)
-        if text is None:
-            text = decode(data, str(path))
+        return data, text if text is not None else decode(data, str(path))
     except ParseError as e:
         fail_located(e)
+
+
+def _counted_early(path: Path, text: str, every: bool, halves: bool) -> list[dict] | None:
+    """Stats counted without parsing the file, or None: from the compiled checks' one pass
+    (hloscope.stats.table) where they answer, else, with `halves`, on two cores
+    (hloscope.stats.halves)."""
+    from hloscope.parser.fast.beside import Beside, count_level
+
     # the compiled pass starts now, on a thread of its own, and the rest of stats is
     # imported while it runs (the pass holds no interpreter lock)
     beside = Beside(text, count_level(every))
@@ -54,7 +59,7 @@ def _counted_early(path: Path, every: bool,
             from hloscope.stats.halves import stats_in_halves
 
             counted = stats_in_halves(text, str(path), every)
-        return counted, (data, text)
+        return counted
 
 
 def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = False,
@@ -62,8 +67,8 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
               "--per-computation", help="Also list every computation's counts (text format).")] = False,
           no_cache: NoCacheOpt = False,
           jobs: Annotated[int, typer.Option("--jobs", "-j", help=(
-              "1: one process. Otherwise, with --no-cache, a single module of 2 MB or more is "
-              "counted in two halves on two cores (the same result)."))] = 0) -> None:
+              "1: one process. Otherwise a single module of 2 MB or more that the cache does not "
+              "hold is counted in two halves on two cores (the same result)."))] = 0) -> None:
     """Count opcodes, fusion kinds and custom-call targets per module and computation.
 
     Example: hloscope stats fixtures/tpu/transformer_v5p.hlo.txt
@@ -74,16 +79,33 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
     if file.is_dir():
         _stats_of_folder(file, format, strict, per_computation, every)
         return
-    # without the cache, the module is counted from the compiled checks' pass where they
-    # answer (hloscope.stats.table), else a large one on two cores (hloscope.stats.halves);
-    # with the cache, the parsed module is kept for the next run instead
-    early = no_cache and not strict
-    counted, read = _counted_early(file, every, jobs != 1) if early else (None, None)
+    # the counts the cache keeps for this text, else the module counted from the compiled
+    # checks' pass where they answer (hloscope.stats.table), else a large one on two cores
+    # (hloscope.stats.halves), else parsed; the counts are kept, not the parsed module (a
+    # cached module took longer to read back than the file to count)
+    from hloscope.parser.files import file_digest, is_stdin
+
+    cached = not no_cache and not strict
+    digest = file_digest(file) if cached else None
+    read = None
+    if cached and digest is None and not is_stdin(file):  # (the plain route: hashed once read)
+        read = _read(file)
+        digest = _digest(read)
+    k = _key(digest, every)
+    hit = cache.get("stats", k) if k else None
+    if hit is not None:  # (the same text may have been counted under another name)
+        records = [{**r, "path": str(file)} if "path" in r else r for r in hit]
+        emit(format, lambda: {"version": 1, "modules": records},
+             lambda: _text(records, per_computation))
+        return
+    if read is None and not strict:
+        read = _read(file)
+        if k and (now := _digest(read)) != digest:  # (the key of what was read: it changed)
+            k = _key(now, every)
+    counted = None if strict else _counted_early(file, read[1], every, jobs != 1)
     modules = load_file(file, strict, read) if counted is None else []
 
-    def run() -> None:
-        from hloscope.report.stats import stats_text
-
+    def run() -> list[dict]:
         if counted:
             from hloscope.stats.counts import ordered
 
@@ -93,9 +115,27 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
 
             records = [module_stats(m, every).to_dict() for m in modules]
         emit(format, lambda: {"version": 1, "modules": records},
-             lambda: stats_text(records, per_computation))
+             lambda: _text(records, per_computation))
+        return records
 
-    guard(run)
+    records = guard(run)
+    if k:  # (printed: the checks passed)
+        cache.put("stats", k, records)
+
+
+def _digest(read: tuple[bytes | None, str]) -> bytes:
+    return cache.digest(read[0]) if read[0] is not None else cache.digest_text(read[1])
+
+
+def _key(digest: bytes | None, every: bool) -> str:
+    """The cache key of a text's counts ("" for standard input: no digest)."""
+    return cache.key(digest, f"stats every={every}") if digest else ""
+
+
+def _text(records: list[dict], per_computation: bool) -> str:
+    from hloscope.report.stats import stats_text
+
+    return stats_text(records, per_computation)
 
 
 def _stats_of_folder(folder: Path, format: Format, strict: bool, per_computation: bool,
