@@ -1,4 +1,6 @@
-"""On-disk cache of parsed modules and lint results, keyed by content hash.
+"""On-disk cache of lint results, `stats` counts and parsed modules (the parse keeps these
+only in strict mode and on the plain route: hloscope.parser.load._core_scans), keyed by
+content hash.
 
 Location: $HLOSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/hloscope, else ~/.cache/hloscope.
 Keys include hloscope's version and the grammar's hash, so an upgrade never serves

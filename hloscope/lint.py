@@ -160,6 +160,15 @@ def lint_one(path: Path, opts: LintOptions) -> FileResult:
         return FileResult([], [], 0, 0, FileError.of(str(path), e))
 
 
+def _named(hit: FileResult, path: Path) -> FileResult:
+    """A cached result, named after `path` (the text may have been linted under another)."""
+    from dataclasses import replace
+
+    hit.findings = [f if f.file == str(path) else replace(f, file=str(path)) for f in hit.findings]
+    hit.modules = [{**m, "file": str(path)} for m in hit.modules]
+    return hit
+
+
 def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     from hloscope import cache
     from hloscope.parser.files import file_digest, read_input
@@ -168,21 +177,18 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     # file where it can, so that a run the cache answers never reads it into Python)
     digest = file_digest(path) if cache.is_enabled() else None
     k = cache.key(digest, _options_key(opts, path)) if digest and opts.trace is None else ""
-    hit = cache.get("lint", k) if k else None
-    if hit is not None:  # (the same text may have been linted under another name)
-        from dataclasses import replace
-
-        hit.findings = [f if f.file == str(path) else replace(f, file=str(path)) for f in hit.findings]
-        hit.modules = [{**m, "file": str(path)} for m in hit.modules]
-        return hit
+    if k and (hit := cache.get("lint", k)) is not None:
+        return _named(hit, path)
     # the text decoded from a map of the file where it is plain HLO text (no bytes made),
     # else the bytes, decoded below
     data, text = read_input(path)
     if cache.is_enabled():  # (the keys are of what was read: the file may have changed)
         read_digest = cache.digest(data) if data is not None else cache.digest_text(text)
-        if read_digest != digest:
+        if read_digest != digest:  # (or the core did not hash it: the plain route)
             digest = read_digest
             k = cache.key(digest, _options_key(opts, path)) if opts.trace is None else ""
+            if k and (hit := cache.get("lint", k)) is not None:
+                return _named(hit, path)
     from hloscope.parser.load import check_values, decode, load_checked_ahead
     from hloscope.parser.text import Lines
     from hloscope.rules.engine import run

@@ -37,15 +37,36 @@ def _keys(report):
 def test_cached_modules_equal_parsed_ones(tmp_path, monkeypatch):
     monkeypatch.setenv("HLOSCOPE_CACHE_DIR", str(tmp_path / "c"))
     path = FIXTURES / "tpu" / "transformer_v5p.hlo.txt"
-    first = load(path)
+    # (strict mode's grammar keeps its modules; so does the default parse on the plain route)
+    first = load(path, strict=True)
     assert list((tmp_path / "c" / "modules").glob("*.pickle"))
-    second = load(path)  # from the cache
+    second = load(path, strict=True)  # from the cache
     cache.set_enabled(False)
     try:
         fresh = load(path)
     finally:
         cache.set_enabled(True)
     assert [dump_module(m) for m in second] == [dump_module(m) for m in fresh] == [dump_module(m) for m in first]
+
+
+def test_the_core_parse_keeps_no_modules_and_the_plain_route_does(tmp_path, monkeypatch):
+    """Read back, a kept module took longer than the compiled core's parse of the file
+    (hloscope.parser.load._core_scans): the default parse keeps none where the core scans,
+    and keeps one on the plain route, where it still pays."""
+    import os
+    import subprocess
+    import sys
+
+    from importlib.util import find_spec
+
+    src = str(FIXTURES / "tpu" / "transformer_v5p.hlo.txt")
+    core = find_spec("hloscope_native") is not None  # (built: a fresh process scans with it)
+    for plain, kept in (("0", 0 if core else 1), ("1", 1)):
+        folder = tmp_path / plain
+        env = {**os.environ, "HLOSCOPE_CACHE_DIR": str(folder), "HLOSCOPE_PLAIN": plain}
+        subprocess.run([sys.executable, "-c", f"from hloscope.parser import load; load({src!r})"],
+                       env=env, check=True)
+        assert len(list((folder / "modules").glob("*.pickle"))) == kept
 
 
 def test_cached_lint_equals_fresh_lint(tmp_path, monkeypatch):
@@ -115,11 +136,11 @@ def test_cli_writes_the_parsed_module_after_its_output_and_both_paths_agree(tmp_
     outputs = []
     for plain in ("0", "1"):
         env = {**os.environ, "HLOSCOPE_CACHE_DIR": str(tmp_path / plain), "HLOSCOPE_PLAIN": plain}
-        first = subprocess.run([sys.executable, "-m", "hloscope", "memory", src], env=env,
+        first = subprocess.run([sys.executable, "-m", "hloscope", "parse", "--strict", src], env=env,
                                capture_output=True, text=True, check=True)
         folder = tmp_path / plain / "modules"
         assert len(_written(folder)) == 1 and not list(folder.glob("*.tmp"))
-        second = subprocess.run([sys.executable, "-m", "hloscope", "memory", src], env=env,
+        second = subprocess.run([sys.executable, "-m", "hloscope", "parse", "--strict", src], env=env,
                                 capture_output=True, text=True, check=True)
         assert first.stdout == second.stdout and first.stdout.strip()
         outputs.append(first.stdout)
@@ -140,7 +161,7 @@ def test_parallel_workers_of_the_cli_write_their_modules_at_once(tmp_path):
     files = [str(p) for p in sorted((FIXTURES / "rules").glob("H00[1-4]/*.hlo.txt"))]
     code = ("import sys\nfrom hloscope import cache\ncache.write_in_background()\n"
             "from hloscope.lint import LintOptions, lint_files\n"
-            "r = lint_files(sys.argv[1:], LintOptions(), jobs=2)\nassert not r.errors\n"
+            "r = lint_files(sys.argv[1:], LintOptions(strict=True), jobs=2)\nassert not r.errors\n"
             "print(len(cache._deferred))")
     env = {**os.environ, "HLOSCOPE_CACHE_DIR": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", code, *files], capture_output=True, text=True,

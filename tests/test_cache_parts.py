@@ -79,7 +79,8 @@ def test_keys_tell_their_parts_apart():
 
 def test_a_lint_hashes_its_file_once_for_both_keys(cache_in, monkeypatch):
     """lint keys its findings and the parsed modules by the same file: one hash of its
-    bytes (a 31 MB dump's is 40 ms), and a second lint finds both entries."""
+    bytes (a 31 MB dump's is 40 ms), and a second lint finds both entries (strict mode: its
+    grammar's modules are kept where the core's parse keeps none)."""
     from hloscope.lint import LintOptions, lint_files
 
     path = Path(__file__).resolve().parents[1] / "fixtures" / "tpu" / "mlp_v5e.hlo.txt"
@@ -91,12 +92,37 @@ def test_a_lint_hashes_its_file_once_for_both_keys(cache_in, monkeypatch):
     monkeypatch.setattr(cache, "digest_text",
                         lambda text: hashed.append(len(text.encode())) or real_text(text))
     monkeypatch.setitem(cache._state, "enabled", True)
-    first = lint_files([path], LintOptions())
+    first = lint_files([path], LintOptions(strict=True))
     assert hashed == [size]
     cache.write_now()
     assert {p.name for p in cache_in.iterdir()} >= {"lint", "modules"}
+    again = lint_files([path], LintOptions(strict=True))
+    assert [f.fingerprint for f in again.findings] == [f.fingerprint for f in first.findings]
+
+
+@pytest.mark.parametrize("plain", ["0", "1"])
+def test_a_second_lint_is_answered_from_the_cache_on_both_routes(cache_in, monkeypatch, plain):
+    """The plain route has no core to hash the file before reading it: lint hashes what it
+    read and asks the cache then, so a second lint parses nothing there either (it used to
+    parse again, asking only for the kept module)."""
+    from importlib import import_module
+
+    from hloscope.lint import LintOptions, lint_files
+
+    load_module = import_module("hloscope.parser.load")  # (the package's `load` is the function)
+    monkeypatch.setenv("HLOSCOPE_PLAIN", plain)
+    monkeypatch.setitem(cache._state, "enabled", True)
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "H003" / "narrow_kernel_operand_v5e.hlo.txt"
+    first = lint_files([path], LintOptions())
+    cache.write_now()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(load_module, "load_checked_ahead", refuse)
     again = lint_files([path], LintOptions())
     assert [f.fingerprint for f in again.findings] == [f.fingerprint for f in first.findings]
+    assert again.findings and not again.errors
 
 
 # BLAKE3's published test vectors (its reference's test_vectors.json, input byte k = k % 251,
