@@ -30,6 +30,10 @@ class ValueReader(Protocol):
         """The values of `keys` in an attribute list, reading no further than the n-th found
         (from `start`, a separating comma, on)."""
 
+    def item(self, attr_text: str, key: str) -> str | None | bool:
+        """The value of `key` in an attribute list (None: not given), or False when it is
+        for `seek` to read."""
+
 
 # Attribute keys whose values name computations this instruction calls.
 CALL_KEYS = (
@@ -197,6 +201,9 @@ class Instruction:
         at = text.find(f"{key}=")
         if at < 0:
             return None
+        found = self._reader().item(text, key)  # (the compiled core's read, where it has one)
+        if found is not False:
+            return found
         if text.find(f"{key}=", at + 1) >= 0:  # twice (or inside a string): split it all
             return self.attrs.get(key)
         if key == "metadata":  # (usually last: its value is the rest of the text)

@@ -22,7 +22,7 @@ mod python {
     use crate::scan::{scan, Span, Table};
     use pyo3::exceptions::PyRuntimeError;
     use pyo3::prelude::*;
-    use pyo3::types::{PyBytes, PyDict, PyList};
+    use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
     use std::panic::{catch_unwind, AssertUnwindSafe};
 
     fn guarded<T>(f: impl FnOnce() -> T) -> PyResult<T> {
@@ -195,7 +195,6 @@ mod python {
     ) -> PyResult<Option<usize>> {
         use crate::check::Map;
         use crate::lines::{line, split_lines, strip_comments, uncommented, Line};
-        use pyo3::types::PyString;
         // one Python string per distinct text: an operand is the name its instruction was
         // given (one object, not a copy per use), and a layer's shapes and opcodes repeat
         let mut strings: Map<&str, Bound<'py, PyString>> =
@@ -623,6 +622,18 @@ mod python {
         Ok(PyBytes::new(py, &d))
     }
 
+    /// The value text of attribute `key` in an instruction's attribute list (`, k=v, ...`,
+    /// as the scan kept it): the value, None when the key is not given, or False when
+    /// Python reads it (`lines::item_value`).
+    #[pyfunction]
+    fn attr_value(py: Python<'_>, attrs: &str, key: &str) -> PyResult<PyObject> {
+        Ok(match guarded(|| crate::lines::item_value(attrs, key))? {
+            Some(Some(v)) => PyString::new(py, v).into_any().unbind(),
+            Some(None) => py.None(),
+            None => PyBool::new(py, false).to_owned().into_any().unbind(),
+        })
+    }
+
     /// The character offset of the first bracket nested deeper than `limit`, or None.
     #[pyfunction]
     fn nesting_beyond(py: Python<'_>, s: &str, limit: usize) -> PyResult<Option<usize>> {
@@ -643,6 +654,7 @@ mod python {
         m.add_function(wrap_pyfunction!(line_breaks, m)?)?;
         m.add_function(wrap_pyfunction!(lines_with, m)?)?;
         m.add_function(wrap_pyfunction!(nesting_beyond, m)?)?;
+        m.add_function(wrap_pyfunction!(attr_value, m)?)?;
         m.add_function(wrap_pyfunction!(digest_bytes, m)?)?;
         m.add_function(wrap_pyfunction!(digest_str, m)?)?;
         m.add_function(wrap_pyfunction!(digest_file, m)?)?;

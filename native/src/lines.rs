@@ -263,6 +263,28 @@ pub fn each_item<'a>(
     Some(())
 }
 
+/// The value of `key` among an attribute list's `, key=value` items (as `each_item` reads
+/// them), for `Instruction.raw_attr`: `Some(Some(value))`, trailing blanks trimmed, when the
+/// key is given once; `Some(None)` when it is not given; `None` when Python reads it: not
+/// such items, the key given twice (Python keeps the last), or `replica_groups=mesh[...]`
+/// followed by its `device_ids=` item (one value, which Python joins).
+pub fn item_value<'a>(s: &'a str, key: &str) -> Option<Option<&'a str>> {
+    let mut found: Option<&'a str> = None;
+    let (mut twice, mut mesh, mut after_groups) = (false, false, false);
+    each_item(s, 0, |_, k, v| {
+        if after_groups && k == "device_ids" {
+            mesh = true;
+        }
+        after_groups = false;
+        if k == key {
+            twice |= found.is_some();
+            found = Some(v.trim_end_matches([' ', '\t']));
+            after_groups = key == "replica_groups";
+        }
+    })?;
+    (!twice && !mesh).then_some(found)
+}
+
 /// `, key=value` items to the end of the line: None when they are not; else the names the
 /// call keys among them give, in CALL_KEYS order, or Err(()) when that is not plain to read
 /// here (a value not one `%?name`, or a call key given twice): Python reads them then.
@@ -840,5 +862,27 @@ mod tests {
         ] {
             assert!(take(s).is_none(), "{s}");
         }
+    }
+
+    #[test]
+    fn item_value_reads_one_key_or_leaves_it_to_python() {
+        // (hand-written attribute lists, labelled as such, in the forms the scan keeps)
+        let attrs = ", kind=kLoop, calls=%f, metadata={op_name=\"a, calls=%b\"}, backend_config={\"x\":{\"y\":[1,2]}}  ";
+        assert_eq!(item_value(attrs, "calls"), Some(Some("%f")));
+        assert_eq!(
+            item_value(attrs, "metadata"),
+            Some(Some("{op_name=\"a, calls=%b\"}"))
+        );
+        assert_eq!(
+            item_value(attrs, "backend_config"),
+            Some(Some("{\"x\":{\"y\":[1,2]}}"))
+        );
+        assert_eq!(item_value(attrs, "op_name"), Some(None)); // (inside a value: not an item)
+        assert_eq!(item_value("", "calls"), Some(None));
+        assert_eq!(item_value(", a=1, a=2", "a"), None); // twice: Python keeps the last
+        let mesh = ", replica_groups=mesh[x=2], device_ids=(0,1) {0}, channel_id=1";
+        assert_eq!(item_value(mesh, "replica_groups"), None); // one value Python joins
+        assert_eq!(item_value(mesh, "channel_id"), Some(Some("1")));
+        assert_eq!(item_value("kind=kLoop", "kind"), None); // not `, key=value` items
     }
 }

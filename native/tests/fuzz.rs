@@ -2,7 +2,8 @@
 //! fixture modules (bytes deleted, inserted, replaced by brackets, quotes, newlines, `%`,
 //! `=`), each read by `scan`, by `check::check_text` and, line by line, by `lines::line`
 //! (a line it leaves for its comments, by `lines::uncommented` with them taken out), and
-//! by the whole-text helpers `text::lines_with` and `text::nesting_beyond`.
+//! by the whole-text helpers `text::lines_with` and `text::nesting_beyond`, and each line's
+//! attribute items by `lines::item_value` (a value found lies inside the text).
 //! None may panic, and every span must lie inside the text. `cargo test --no-default-features` runs it for 2 seconds;
 //! `FUZZ_SECONDS=600 cargo test --no-default-features --release --test fuzz -- --nocapture`
 //! runs it for ten
@@ -10,7 +11,7 @@
 //! Python bindings, which link against the interpreter only inside Python.)
 
 use hloscope_native::check::{check_text, Class, Table};
-use hloscope_native::lines::{line, strip_comments, uncommented, Line};
+use hloscope_native::lines::{item_value, line, strip_comments, uncommented, Line};
 use hloscope_native::scan::scan;
 use hloscope_native::text::{lines_with, nesting_beyond};
 use std::time::{Duration, Instant};
@@ -103,9 +104,26 @@ fn mutations_of_real_modules_never_panic() {
         let t = scan(&text);
         assert!(t.spans_inside(text.len()));
         for l in text.split('\n') {
+            for key in ["calls", "metadata", "backend_config", "replica_groups", "x"] {
+                if let Some(Some(v)) = item_value(l, key) {
+                    let at = v.as_ptr() as usize - l.as_ptr() as usize;
+                    assert!(at + v.len() <= l.len());
+                }
+            }
             if let Line::Instruction(f) = line(l) {
                 instructions += 1;
                 assert!(f.name.len() <= l.len() && f.attrs.len() <= l.len());
+                for key in [
+                    "calls",
+                    "metadata",
+                    "backend_config",
+                    "replica_groups",
+                    "kind",
+                ] {
+                    if let Some(Some(v)) = item_value(f.attrs, key) {
+                        assert!(f.attrs.contains(v));
+                    }
+                }
             } else if let Some(t) = strip_comments(l) {
                 // (a line left for its comments: read with them taken out)
                 assert!(t.len() < l.len());

@@ -14,7 +14,7 @@ from hloscope.ir import Module
 from hloscope.ir.instruction import Instruction
 from hloscope.parser.fast.patterns import literal_ok
 from hloscope.parser.fast.scan import _NONES, _SECTIONS, ScanMiss, _Lines
-from hloscope.parser.reader import READER
+from hloscope.parser.reader import NATIVE_READER
 
 
 def available():
@@ -73,7 +73,7 @@ def scan_native(native, text: str, path: str, first_line: int = 1) -> list[Modul
                 typed = tuple([lines.shape(t)[0] for t in typed])
             comp.instructions.append(Instruction(
                 name, opcode, shape_text, operands, typed, None, literal,
-                root, lineno + at, indent + 1, comp.name, shape, attr_text, READER, calls))
+                root, lineno + at, indent + 1, comp.name, shape, attr_text, NATIVE_READER, calls))
         first += len(items)
     if gap:
         lines.feed(run, gap + at)
