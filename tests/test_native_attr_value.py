@@ -1,6 +1,6 @@
 """The compiled core's read of one attribute (`hloscope_native.attr_value`, which
-`Instruction.raw_attr` asks on the instructions the core's scan builds) against the pattern
-route's (`hloscope.parser.fast.patterns`: ATTR_ITEM, the items as the grammar's LINE takes
+`Instruction.raw_attr` asks on the instructions the core's scan builds) and of a whole list
+(`attr_items`, which their `attrs` split with) against the pattern route's (`hloscope.parser.fast.patterns`: ATTR_ITEM, the items as the grammar's LINE takes
 them), on every instruction of the modules at hand (bench/conformance.collect: the fixtures,
 the corpus, XLA's test modules) and on mutated attribute lists."""
 
@@ -65,6 +65,14 @@ def test_every_key_of_every_list_at_hand_reads_as_the_pattern_route(lists):
     assert asked > 100_000
 
 
+def test_every_list_at_hand_splits_as_the_pattern_route(lists):
+    """The whole list, as `attrs` gives it (dicts equal in their order too)."""
+    for attr_text in dict.fromkeys(lists):
+        got = NATIVE_READER.split(attr_text)
+        want = READER.split(attr_text)
+        assert list(got.items()) == list(want.items()), attr_text
+
+
 def test_mutated_lists_read_as_the_pattern_route_or_are_left_to_it(lists):
     """Lists the scan would not keep (a bracket, quote or comma moved): the core reads them
     as the pattern does, or leaves them to it (False); it never answers differently."""
@@ -80,6 +88,9 @@ def test_mutated_lists_read_as_the_pattern_route_or_are_left_to_it(lists):
             at = rng.randrange(len(chars))
             chars[at:at + rng.randint(0, 2)] = rng.choice(alphabet)
         text = "".join(chars)
+        items = hloscope_native.attr_items(text)
+        if items is not None:
+            assert list(NATIVE_READER.split(text).items()) == list(READER.split(text).items()), text
         for key in ("calls", "metadata", "backend_config", "kind", "sharding"):
             got = hloscope_native.attr_value(text, key)
             if got is False:
@@ -103,3 +114,5 @@ def test_twice_given_and_mesh_groups_are_left_to_python():
     assert hloscope_native.attr_value(mesh, "replica_groups") is False
     assert _native(mesh, "replica_groups") == _python(mesh, "replica_groups")
     assert _native(mesh, "channel_id") == "2"
+    assert NATIVE_READER.split(mesh) == READER.split(mesh)  # (the mesh value joined back)
+    assert NATIVE_READER.split(", a=1, b=2, a=3") == READER.split(", a=1, b=2, a=3") == {"a": "3", "b": "2"}

@@ -634,6 +634,21 @@ mod python {
         })
     }
 
+    /// {key: value text} of an instruction's attribute list (`, k=v, ...`, as the scan kept
+    /// it; a key given twice: its last value), or None when they are not such items
+    /// (`lines::items`).
+    #[pyfunction]
+    fn attr_items<'py>(py: Python<'py>, attrs: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(items) = guarded(|| crate::lines::items(attrs))? else {
+            return Ok(None);
+        };
+        let out = PyDict::new(py);
+        for (k, v) in items {
+            out.set_item(k, v)?;
+        }
+        Ok(Some(out))
+    }
+
     /// The character offset of the first bracket nested deeper than `limit`, or None.
     #[pyfunction]
     fn nesting_beyond(py: Python<'_>, s: &str, limit: usize) -> PyResult<Option<usize>> {
@@ -655,6 +670,7 @@ mod python {
         m.add_function(wrap_pyfunction!(lines_with, m)?)?;
         m.add_function(wrap_pyfunction!(nesting_beyond, m)?)?;
         m.add_function(wrap_pyfunction!(attr_value, m)?)?;
+        m.add_function(wrap_pyfunction!(attr_items, m)?)?;
         m.add_function(wrap_pyfunction!(digest_bytes, m)?)?;
         m.add_function(wrap_pyfunction!(digest_str, m)?)?;
         m.add_function(wrap_pyfunction!(digest_file, m)?)?;

@@ -263,6 +263,16 @@ pub fn each_item<'a>(
     Some(())
 }
 
+/// Every `, key=value` item of an attribute list (as `each_item` reads them), trailing blanks
+/// trimmed, in order; None when they are not such items.
+pub fn items(s: &str) -> Option<Vec<(&str, &str)>> {
+    let mut out = Vec::new();
+    each_item(s, 0, |_, k, v| {
+        out.push((k, v.trim_end_matches([' ', '\t'])))
+    })?;
+    Some(out)
+}
+
 /// The value of `key` among an attribute list's `, key=value` items (as `each_item` reads
 /// them), for `Instruction.raw_attr`: `Some(Some(value))`, trailing blanks trimmed, when the
 /// key is given once; `Some(None)` when it is not given; `None` when Python reads it: not
