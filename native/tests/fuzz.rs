@@ -3,7 +3,8 @@
 //! `=`), each read by `scan`, by `check::check_text` and, line by line, by `lines::line`
 //! (a line it leaves for its comments, by `lines::uncommented` with them taken out), and
 //! by the whole-text helpers `text::lines_with` and `text::nesting_beyond`, and each line's
-//! attribute items by `lines::item_value` (a value found lies inside the text).
+//! attribute items by `lines::item_value` and `lines::items` (what they find lies inside
+//! the text, and they agree).
 //! None may panic, and every span must lie inside the text. `cargo test --no-default-features` runs it for 2 seconds;
 //! `FUZZ_SECONDS=600 cargo test --no-default-features --release --test fuzz -- --nocapture`
 //! runs it for ten
@@ -11,7 +12,7 @@
 //! Python bindings, which link against the interpreter only inside Python.)
 
 use hloscope_native::check::{check_text, Class, Table};
-use hloscope_native::lines::{item_value, line, strip_comments, uncommented, Line};
+use hloscope_native::lines::{item_value, items, line, strip_comments, uncommented, Line};
 use hloscope_native::scan::scan;
 use hloscope_native::text::{lines_with, nesting_beyond};
 use std::time::{Duration, Instant};
@@ -104,10 +105,19 @@ fn mutations_of_real_modules_never_panic() {
         let t = scan(&text);
         assert!(t.spans_inside(text.len()));
         for l in text.split('\n') {
+            let all = items(l);
             for key in ["calls", "metadata", "backend_config", "replica_groups", "x"] {
                 if let Some(Some(v)) = item_value(l, key) {
                     let at = v.as_ptr() as usize - l.as_ptr() as usize;
                     assert!(at + v.len() <= l.len());
+                    // (given once: the one item of that key)
+                    let of_key: Vec<&str> = all
+                        .iter()
+                        .flatten()
+                        .filter(|kv| kv.0 == key)
+                        .map(|kv| kv.1)
+                        .collect();
+                    assert_eq!(of_key, [v]);
                 }
             }
             if let Line::Instruction(f) = line(l) {
