@@ -67,7 +67,7 @@ def graph(
             from hloscope.trace import join, load_profile
 
             opts.trace = join(load_profile(trace), [module])
-        if any(i.opcode == "custom-call" for i in module.instructions()):
+        if "custom-call" in module.opcodes():
             from hloscope.mlir.kernels import kernels
             from hloscope.report.kernels import kernel_tooltips
 

@@ -145,8 +145,7 @@ def _order(by: str):
 
 def loop_bodies(module) -> dict[str, tuple[str, int]]:
     """Loop body computation -> (its while instruction, 0): the count is the row's own."""
-    return {i.attr("body"): (i.name, 0) for i in module.instructions()
-            if i.opcode == "while" and i.attr("body")}
+    return {i.attr("body"): (i.name, 0) for i in module.of_opcode("while") if i.attr("body")}
 
 
 def roofline_rows(report) -> list[dict]:

@@ -212,7 +212,7 @@ def collect(module: Module, file: str, findings: list, chip_name: str | None,
     _memory(page, module, page.chip["capacity"])
     page.header["hbm_bytes"] = page.memory.get("hbm_bytes")
     page.collectives = [c.to_dict() for c in step.collectives]
-    if any(i.opcode == "custom-call" for i in module.instructions()):
+    if "custom-call" in module.opcodes():
         from hloscope.mlir.kernels import kernels
 
         views = getattr(trace, "kernels", {}) if trace is not None else {}

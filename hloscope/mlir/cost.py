@@ -12,8 +12,8 @@ from hloscope.ir import Module
 
 def needs_body_costs(module: Module) -> bool:
     """Whether the module has a Mosaic kernel with no cost_estimate (decoding costs a worker)."""
-    return any(i.opcode == "custom-call" and i.attr("custom_call_target") == "tpu_custom_call"
-               and not kernel_cost_estimate(i) for i in module.instructions())
+    return any(i.attr("custom_call_target") == "tpu_custom_call" and not kernel_cost_estimate(i)
+               for i in module.of_opcode("custom-call"))
 
 
 def body_costs(module: Module) -> dict[str, BodyCost]:

@@ -62,5 +62,4 @@ def loop_computations(module) -> set[str]:
     async slice's wrapped computation, inside the body), transitively."""
     from hloscope.graph.queries import called_instructions
 
-    return {i.computation for w in module.instructions() if w.opcode == "while"
-            for i in called_instructions(module, w)}
+    return {i.computation for w in module.of_opcode("while") for i in called_instructions(module, w)}
