@@ -51,6 +51,9 @@ class Source(Frozen):
         return _NUMBER.sub("#", self.op_name)
 
 
+_NONE = Source()  # (a pre-optimization dump's ops carry no metadata: 42k rows of Mixtral's)
+
+
 def bracketed(record: dict) -> str:
     """`  [file:line (function)]`, else `  [op_name]`, of a report record carrying "source"
     and "op_name" (roofline rows, largest buffers, live buffers); '' without either."""
@@ -59,12 +62,12 @@ def bracketed(record: dict) -> str:
 
 
 def source_of(instr: Instruction, module: Module) -> Source:
-    """The instruction's Source (empty when it carries no metadata)."""
+    """The instruction's Source (empty when it carries no metadata: one shared, frozen)."""
     if not instr.may_have("metadata"):
-        return Source()
+        return _NONE
     meta = instr.attr("metadata")
     if not isinstance(meta, dict):
-        return Source()
+        return _NONE
     op_name = str(meta.get("op_name", ""))
     frame_id = meta.get("stack_frame_id")
     if frame_id is not None and module.stack_frames:
