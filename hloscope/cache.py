@@ -120,6 +120,12 @@ def digest_text(text: str) -> bytes:
     return digest(text.encode("utf-8"))
 
 
+def digest_read(data: bytes | None, text: str | None) -> bytes:
+    """`digest` of a file as it was read: its bytes, else the text decoded from a map of it
+    (parser.files.read_input gives one or the other)."""
+    return digest(data) if data is not None else digest_text(text)
+
+
 def file_digest(path: str | Path, max_bytes: int) -> bytes | None:
     """`digest` of a file's bytes, which the compiled core hashes as it reads them, a block at
     a time: a run answered from the cache never reads the file into Python (on a 31 MB

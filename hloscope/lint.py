@@ -183,7 +183,7 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     # else the bytes, decoded below
     data, text = read_input(path)
     if cache.is_enabled():  # (the keys are of what was read: the file may have changed)
-        read_digest = cache.digest(data) if data is not None else cache.digest_text(text)
+        read_digest = cache.digest_read(data, text)
         if read_digest != digest:  # (or the core did not hash it: the plain route)
             digest = read_digest
             k = cache.key(digest, _options_key(opts, path)) if opts.trace is None else ""

@@ -39,3 +39,10 @@ def native():
     except ImportError:
         return None
     return hloscope_native
+
+
+def scanner():
+    """The compiled core where it has the parser's line reader (`lines`), else None: asked
+    without importing the parser's fast route (hloscope.parser.fast.native.available)."""
+    core = native()
+    return core if core is not None and hasattr(core, "lines") else None

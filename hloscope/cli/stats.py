@@ -90,7 +90,7 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
     read = None
     if cached and digest is None and not is_stdin(file):  # (the plain route: hashed once read)
         read = _read(file)
-        digest = _digest(read)
+        digest = cache.digest_read(*read)
     k = _key(digest, every)
     hit = cache.get("stats", k) if k else None
     if hit is not None:  # (the same text may have been counted under another name)
@@ -100,7 +100,7 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
         return
     if read is None and not strict:
         read = _read(file)
-        if k and (now := _digest(read)) != digest:  # (the key of what was read: it changed)
+        if k and (now := cache.digest_read(*read)) != digest:  # (what was read: it changed)
             k = _key(now, every)
     counted = None if strict else _counted_early(file, read[1], every, jobs != 1)
     modules = load_file(file, strict, read) if counted is None else []
@@ -121,10 +121,6 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
     records = guard(run)
     if k:  # (printed: the checks passed)
         cache.put("stats", k, records)
-
-
-def _digest(read: tuple[bytes | None, str]) -> bytes:
-    return cache.digest(read[0]) if read[0] is not None else cache.digest_text(read[1])
 
 
 def _key(digest: bytes | None, every: bool) -> str:

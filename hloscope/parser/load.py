@@ -296,10 +296,11 @@ def _core_scans() -> bool:
     """Whether the compiled core scans the default parse: then a module is not kept in the
     cache, since reading one back took longer than parsing the file (best of 3: Mixtral
     130 against 87 ms, the 31 MB step 401 against 364 ms); strict mode's grammar and the
-    plain route still keep theirs."""
-    from hloscope.parser.fast.native import available
+    plain route still keep theirs. (Asked before the parse: a module read back from the
+    cache imports no scanner.)"""
+    from hloscope._speed import scanner
 
-    return available() is not None
+    return scanner() is not None
 
 
 def _cached(path: str | Path, data: bytes | None, strict: bool, digest: bytes | None = None,
@@ -313,7 +314,7 @@ def _cached(path: str | Path, data: bytes | None, strict: bool, digest: bytes | 
     if not cache.is_enabled() or (not strict and _core_scans()):
         return "", None
     if digest is None:
-        digest = cache.digest(data) if data is not None else cache.digest_text(text)
+        digest = cache.digest_read(data, text)
     k = cache.key(digest, "strict" if strict else "fast")
     modules = cache.get("modules", k) if k else None
     for m in modules or ():

@@ -19,10 +19,9 @@ from hloscope.parser.reader import NATIVE_READER
 
 def available():
     """The extension module, or None (not built, or HLOSCOPE_PLAIN=1)."""
-    from hloscope._speed import native
+    from hloscope._speed import scanner
 
-    core = native()
-    return core if core is not None and hasattr(core, "lines") else None
+    return scanner()
 
 
 def scan_native(native, text: str, path: str, first_line: int = 1) -> list[Module]:
