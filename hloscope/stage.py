@@ -78,9 +78,8 @@ def detect_stage(module: Module, override: str | None = None) -> Stage:
     if module.is_scheduled:
         return Stage(AFTER, "is_scheduled=true")
     opcodes = module.opcodes()
-    if "custom-call" in opcodes and any(
-            i.raw_attr("custom_call_target") in _QUOTED_ANNOTATIONS
-            for i in module.of_opcode("custom-call")):
+    if any(i.raw_attr("custom_call_target") in _QUOTED_ANNOTATIONS
+           for i in module.of_opcode("custom-call")):
         return Stage(BEFORE, "sharding annotations (Sharding custom calls)")
     if "fusion" in opcodes:
         return Stage(AFTER, "fusions")

@@ -9,14 +9,13 @@ the parse inserts), the corpus's Llama pre-optimization step and a cuBLAS GPU mo
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
+from conftest import CORPUS, FIXTURES
 
 from hloscope.ir.opcodes import MAY_BE_COLLECTIVE
 from hloscope.lint import LintOptions, build_rules
 from hloscope.parser import load
 from hloscope.rules.engine import run
 
-CORPUS = FIXTURES.parent.parent / "shared" / "corpus"
 FILES = [FIXTURES / "zoo" / "cumsum_v5e.hlo.txt", FIXTURES / "tpu" / "train_16_layers_v5e.hlo.txt",
          FIXTURES / "tpu" / "llm_v5p_big.hlo.txt", FIXTURES / "h100" / "gemm_bf16.hlo.txt",
          CORPUS / "xla-benchmark-hlo" / "hlo_llama31_8b_bf16_1x8.hlo"]
