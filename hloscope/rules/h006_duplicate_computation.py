@@ -48,20 +48,29 @@ def _never_duplicate(opcode: str) -> bool:
     return opcode in _SKIP or opcode.startswith(_EFFECT_PREFIXES) or async_shorthand(opcode) is not None
 
 
-def _written_in_place(instr: Instruction, ctx: RuleContext) -> bool:
-    """A user writes into the value's buffer (a loop's state, a sort, an in-place update): two
-    equal values are then two buffers XLA keeps apart on purpose (its broadcast clones for
-    loop-state initialisers, an iota per sort), not one value to compute once. A tuple
-    passes the question on to its users, nested tuples too (a tuple's operands come before
-    it, so the walk ends)."""
-    for user in ctx.users(instr):
-        if user.opcode in ("while", "sort"):
-            return True
-        if user.opcode == "tuple" and _written_in_place(user, ctx):
-            return True
-        if any(user.operands[k] == instr.name for _, k in in_place(user, ctx.module) if k < len(user.operands)):
-            return True
-    return False
+def _written_in_place(comp: Computation, instrs: list[Instruction], ctx: RuleContext) -> set[str]:
+    """The names of those of `instrs` (of `comp`) whose buffer a user writes into (a loop's
+    state, a sort, an in-place update): two equal values are then two buffers XLA keeps
+    apart on purpose (its broadcast clones for loop-state initialisers, an iota per sort),
+    not one value to compute once. A tuple passes the question on to its users, nested
+    tuples too (a tuple's operands come before it, so the walk ends). The users of all of
+    them are found together (Computation.users_of: one pass, or the index where built)."""
+    written: set[str] = set()
+    # name asked after -> the names of `instrs` whose value it holds (itself, or tuples of it)
+    asked: dict[str, set[str]] = {i.name: {i.name} for i in instrs}
+    while asked:
+        users = comp.users_of(asked)
+        tuples: dict[str, set[str]] = {}
+        for name, holders in asked.items():
+            for user in users.get(name, ()):
+                if user.opcode in ("while", "sort") or any(
+                        user.operands[k] == name for _, k in in_place(user, ctx.module)
+                        if k < len(user.operands)):
+                    written |= holders
+                elif user.opcode == "tuple":
+                    tuples.setdefault(user.name, set()).update(holders)
+        asked = {t: holders - written for t, holders in tuples.items() if holders - written}
+    return written
 
 
 @register
@@ -96,6 +105,7 @@ class DuplicateComputation(ModuleRule):
         # each colliding one kept with its attribute text but metadata (_told)
         seen: dict[tuple, Instruction | list[tuple[Instruction, object]]] = {}
         attr_keys: dict[int, tuple] = {}  # id(instr) -> _attr_key, split once
+        duplicates = canonical.keys()  # (a view: it follows the dict)
         for instr in comp.instructions:
             opcode = instr.opcode
             if opcode in skip or (opcode == "custom-call" and (
@@ -104,7 +114,7 @@ class DuplicateComputation(ModuleRule):
                 continue  # (AllocateBuffer computes nothing: each call is a buffer of its own)
             operands = instr.operands
             read = None  # the first earlier duplicate it reads, if any
-            if canonical and not canonical.keys().isdisjoint(operands):
+            if canonical and not duplicates.isdisjoint(operands):
                 read = next(o for o in operands if o in canonical)
                 operands = tuple([canonical.get(o, o) for o in operands])
             key = (opcode, instr.shape_text, operands)
@@ -140,16 +150,21 @@ class DuplicateComputation(ModuleRule):
             else:
                 root_of[instr.name] = root
                 chains[root][2].append(instr)
+        if not chains:
+            return
         limit = self.options.min_elements
+        model_cost = ctx.model.cost
+        written = _written_in_place(
+            comp, [i for instr, first, _ in chains.values() for i in (instr, first)], ctx)
         for instr, first, followers in chains.values():
-            if _written_in_place(instr, ctx) or _written_in_place(first, ctx):
+            if instr.name in written or first.name in written:
                 continue
             big = [i for i in (instr, *followers)
                    if not i.shape.is_array or i.shape.num_elements >= limit]
             if not big:
                 continue  # too small to matter, root and followers alike
             cost = ctx.model.cost(instr)
-            wasted = float(sum(ctx.model.cost(i).padded_bytes for i in big))  # (memoized)
+            wasted = float(sum([model_cost(i).padded_bytes for i in big]))  # (memoized)
             then = (f"; {len(followers)} op(s) computed from it repeat theirs too"
                     if followers else "")
             evidence = {"first": first.name, "opcode": instr.opcode,
