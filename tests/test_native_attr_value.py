@@ -116,3 +116,100 @@ def test_twice_given_and_mesh_groups_are_left_to_python():
     assert _native(mesh, "channel_id") == "2"
     assert NATIVE_READER.split(mesh) == READER.split(mesh)  # (the mesh value joined back)
     assert NATIVE_READER.split(", a=1, b=2, a=3") == READER.split(", a=1, b=2, a=3") == {"a": "3", "b": "2"}
+
+
+def _scan_attrs(text: str, core: bool):
+    """The line scanner's split of `, key=value` items (`scan._attrs`), by the core
+    (`attr_items_deep`) where it answers or by the patterns alone: the dict, or "miss"."""
+    import hloscope_native
+
+    from hloscope.parser.fast import scan
+
+    saved = list(scan._CORE)
+    scan._CORE[:] = [hloscope_native.attr_items_deep if core else None]
+    try:
+        return list(scan._attrs(text, 0).items())
+    except (scan.ScanMiss, ValueError) as e:  # (an unmatched bracket: ValueError)
+        return type(e).__name__
+    finally:
+        scan._CORE[:] = saved
+
+
+def _headers() -> list[str]:
+    """The attribute lists of the module headers at hand (comments out, as the scan reads
+    them): entry_computation_layout nests deeper than any instruction's list."""
+    import re
+
+    from hloscope.parser.text import strip_comments
+
+    out = []
+    for _, text in collect():
+        for line in text.splitlines():
+            m = re.match(r"\s*HloModule\s+\S+?(,.*)$", strip_comments(line))
+            if m:
+                out.append(m.group(1))
+    return list(dict.fromkeys(out))
+
+
+def test_headers_and_lists_at_hand_split_by_the_core_as_by_the_patterns(lists):
+    import hloscope_native
+
+    headers = _headers()
+    answered = sum(hloscope_native.attr_items_deep(h) is not None for h in headers)
+    assert len(headers) > 300 and answered > 0.9 * len(headers)  # (the core reads most)
+    for text in [*headers, *dict.fromkeys(lists)]:
+        assert _scan_attrs(text, True) == _scan_attrs(text, False), text
+
+
+def test_mutated_headers_split_by_the_core_as_by_the_patterns_or_left_to_them():
+    """Headers with a bracket, quote, blank, `=` or comma moved: the same dict, or the same
+    refusal (ScanMiss), whether the core answered or left them to the patterns."""
+    rng = random.Random(38)
+    alphabet = '(){}[]",%= \t\'x:->'
+    headers = _headers()
+    for header in rng.sample(headers, min(3000, len(headers))):
+        chars = list(header)
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(chars))
+            chars[at:at + rng.randint(0, 2)] = rng.choice(alphabet)
+        text = "".join(chars)
+        assert _scan_attrs(text, True) == _scan_attrs(text, False), text
+
+
+def test_forms_the_core_reads_otherwise_are_left_to_the_patterns():
+    """HAND-WRITTEN lists (labelled as such): a blank after `=`, a blank value, `%` before a
+    key, a blank before `=`, a computation written inside a call key: the same dict or the
+    same refusal by both routes."""
+    for text in (", a= 1, b=2", ", a=1, b= ", ", a=1, b=\t", ", %a=1", ", a =1",
+                 ", calls={x=1}", ", a={(f32[1]{0:T(8)})->f32[]}, b=2",
+                 ", replica_groups=mesh[a=2], device_ids=(1,0) {0}"):
+        assert _scan_attrs(text, True) == _scan_attrs(text, False), text
+
+
+def _patterns_strip(s: str) -> str:
+    from hloscope.parser import text
+
+    return text._COMMENT.sub(r"\1", s) if ("/*" in s or "//" in s) else s
+
+
+def test_long_lines_lose_their_comments_by_the_core_as_by_the_patterns():
+    """`strip_comments` of every commented line at hand (a long one by the core's
+    comments_out), and of mutants of the long ones (quotes, comment marks moved), against
+    the patterns alone."""
+    import hloscope_native
+
+    from hloscope.parser.text import strip_comments
+
+    lines = [line for _, text in collect() for line in text.splitlines() if "/*" in line]
+    long = [line for line in dict.fromkeys(lines) if len(line) > 512]
+    assert len(long) > 100 and sum(hloscope_native.comments_out(s) is not None for s in long) > 100
+    for line in dict.fromkeys(lines):
+        assert strip_comments(line) == _patterns_strip(line), line
+    rng = random.Random(39)
+    for line in rng.sample(long, min(2000, len(long))):
+        chars = list(line)
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(chars))
+            chars[at:at + rng.randint(0, 2)] = rng.choice(['"', "'", "/*", "*/", "//", "\\", "x"])
+        s = "".join(chars)
+        assert strip_comments(s) == _patterns_strip(s), s

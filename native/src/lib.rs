@@ -639,7 +639,14 @@ mod python {
     /// (`lines::items`).
     #[pyfunction]
     fn attr_items<'py>(py: Python<'py>, attrs: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(items) = guarded(|| crate::lines::items(attrs))? else {
+        item_dict(py, guarded(|| crate::lines::items(attrs))?)
+    }
+
+    fn item_dict<'py>(
+        py: Python<'py>,
+        items: Option<Vec<(&str, &str)>>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(items) = items else {
             return Ok(None);
         };
         let out = PyDict::new(py);
@@ -647,6 +654,20 @@ mod python {
             out.set_item(k, v)?;
         }
         Ok(Some(out))
+    }
+
+    /// `attr_items` with values nested to any depth (`lines::items_deep`): a module header's
+    /// attribute list, or that of a line the line scanner reads.
+    #[pyfunction]
+    fn attr_items_deep<'py>(py: Python<'py>, attrs: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
+        item_dict(py, guarded(|| crate::lines::items_deep(attrs))?)
+    }
+
+    /// `s` with its comments taken out as Python's `strip_comments` takes them, or None when
+    /// there are none or Python decides (`lines::strip_comments`).
+    #[pyfunction]
+    fn comments_out(py: Python<'_>, s: &str) -> PyResult<Option<String>> {
+        py.allow_threads(|| guarded(|| crate::lines::strip_comments(s)))
     }
 
     /// The character offset of the first bracket nested deeper than `limit`, or None.
@@ -663,6 +684,8 @@ mod python {
         m.add_function(wrap_pyfunction!(scan_spans, m)?)?;
         m.add_function(wrap_pyfunction!(opcode_counts, m)?)?;
         m.add_function(wrap_pyfunction!(count, m)?)?;
+        m.add_function(wrap_pyfunction!(attr_items_deep, m)?)?;
+        m.add_function(wrap_pyfunction!(comments_out, m)?)?;
         m.add_function(wrap_pyfunction!(place, m)?)?;
         m.add_function(wrap_pyfunction!(checks, m)?)?;
         m.add_function(wrap_pyfunction!(line_texts, m)?)?;

@@ -145,8 +145,8 @@ fn closer(open: u8) -> u8 {
     }
 }
 
-/// A bracketed group at `i` whose nesting `LINE` accepts: its end.
-fn group(b: &[u8], i: usize) -> Option<usize> {
+/// A bracketed group at `i` whose nesting `LINE` accepts (any nesting, where `deep`): its end.
+fn group(b: &[u8], i: usize, deep: bool) -> Option<usize> {
     let top = b[i];
     let mut stack = vec![top];
     let (mut deepest, mut json) = (1usize, top == b'{');
@@ -176,7 +176,7 @@ fn group(b: &[u8], i: usize) -> Option<usize> {
                     return None;
                 }
                 if stack.is_empty() {
-                    return (deepest <= 3 || json).then_some(j + 1);
+                    return (deep || deepest <= 3 || json).then_some(j + 1);
                 }
             }
             b'/' | b'\'' => return None,
@@ -189,7 +189,7 @@ fn group(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// One attribute value at `i` (`LINE`'s `_VALUE`): its end, at a top-level `,` or the line's.
-fn value(b: &[u8], mut i: usize) -> Option<usize> {
+fn value(b: &[u8], mut i: usize, deep: bool) -> Option<usize> {
     let start = i;
     while i < b.len() {
         i = skip(b, i, &VALUE_STOPS);
@@ -213,7 +213,7 @@ fn value(b: &[u8], mut i: usize) -> Option<usize> {
                 i = after;
             }
             b'"' => i = string(b, i)?,
-            b'(' | b'[' | b'{' => i = group(b, i)?,
+            b'(' | b'[' | b'{' => i = group(b, i, deep)?,
             b')' | b']' | b'}' | b'/' | b'\'' => return None,
             c if control(c) => return None,
             _ => i += 1,
@@ -239,9 +239,17 @@ pub const CALL_KEYS: [&str; 10] = [
 
 /// Each `, key=value` item to the end of the line, in order: `f(the item's comma, key, its
 /// value)`. None when they are not such items.
-pub fn each_item<'a>(
+pub fn each_item<'a>(s: &'a str, i: usize, f: impl FnMut(usize, &'a str, &'a str)) -> Option<()> {
+    each_item_at(s, i, false, f)
+}
+
+/// `each_item`, where `deep`: brackets nested to any depth inside a value (a module
+/// header's `entry_computation_layout={(f32[8]{0:T(8)}, ...)->...}`), which the whole-line
+/// pattern of an instruction does not take.
+fn each_item_at<'a>(
     s: &'a str,
     mut i: usize,
+    deep: bool,
     mut f: impl FnMut(usize, &'a str, &'a str),
 ) -> Option<()> {
     let b = s.as_bytes();
@@ -256,7 +264,7 @@ pub fn each_item<'a>(
         if e >= b.len() || b[e] != b'=' {
             return None;
         }
-        let end = value(b, e + 1)?;
+        let end = value(b, e + 1, deep)?;
         f(comma, &s[key_at..e], &s[e + 1..end]);
         i = end;
     }
@@ -266,8 +274,18 @@ pub fn each_item<'a>(
 /// Every `, key=value` item of an attribute list (as `each_item` reads them), trailing blanks
 /// trimmed, in order; None when they are not such items.
 pub fn items(s: &str) -> Option<Vec<(&str, &str)>> {
+    items_at(s, false)
+}
+
+/// `items` with values nested to any depth (`each_item_at`'s `deep`): a module header's
+/// attributes, or those of a line the line scanner reads.
+pub fn items_deep(s: &str) -> Option<Vec<(&str, &str)>> {
+    items_at(s, true)
+}
+
+fn items_at(s: &str, deep: bool) -> Option<Vec<(&str, &str)>> {
     let mut out = Vec::new();
-    each_item(s, 0, |_, k, v| {
+    each_item_at(s, 0, deep, |_, k, v| {
         out.push((k, v.trim_end_matches([' ', '\t'])))
     })?;
     Some(out)
@@ -872,6 +890,26 @@ mod tests {
         ] {
             assert!(take(s).is_none(), "{s}");
         }
+    }
+
+    #[test]
+    fn items_deep_takes_any_nesting_that_items_leaves() {
+        // (hand-written, labelled as such: a module header's layout nests four deep)
+        let header =
+            ", is_scheduled=true, entry_computation_layout={(f32[8]{0:T(8)})->f32[8]{0:T(8)}}";
+        assert_eq!(items(header), None);
+        assert_eq!(
+            items_deep(header),
+            Some(vec![
+                ("is_scheduled", "true"),
+                (
+                    "entry_computation_layout",
+                    "{(f32[8]{0:T(8)})->f32[8]{0:T(8)}}"
+                )
+            ])
+        );
+        assert_eq!(items_deep(", a={(1)"), None); // (unbalanced: Python's)
+        assert_eq!(items_deep(", a=1 b=2"), None); // (a lost comma)
     }
 
     #[test]

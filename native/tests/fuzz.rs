@@ -3,8 +3,8 @@
 //! `=`), each read by `scan`, by `check::check_text` and, line by line, by `lines::line`
 //! (a line it leaves for its comments, by `lines::uncommented` with them taken out), and
 //! by the whole-text helpers `text::lines_with` and `text::nesting_beyond`, and each line's
-//! attribute items by `lines::item_value` and `lines::items` (what they find lies inside
-//! the text, and they agree).
+//! attribute items by `lines::item_value`, `lines::items` and `lines::items_deep` (what they
+//! find lies inside the text, and they agree), and a module header's by `items_deep`.
 //! None may panic, and every span must lie inside the text. `cargo test --no-default-features` runs it for 2 seconds;
 //! `FUZZ_SECONDS=600 cargo test --no-default-features --release --test fuzz -- --nocapture`
 //! runs it for ten
@@ -12,7 +12,9 @@
 //! Python bindings, which link against the interpreter only inside Python.)
 
 use hloscope_native::check::{check_text, Class, Table};
-use hloscope_native::lines::{item_value, items, line, strip_comments, uncommented, Line};
+use hloscope_native::lines::{
+    item_value, items, items_deep, line, strip_comments, uncommented, Line,
+};
 use hloscope_native::scan::scan;
 use hloscope_native::text::{lines_with, nesting_beyond};
 use std::time::{Duration, Instant};
@@ -105,6 +107,12 @@ fn mutations_of_real_modules_never_panic() {
         let t = scan(&text);
         assert!(t.spans_inside(text.len()));
         for l in text.split('\n') {
+            // a module header's attributes, nested to any depth
+            if let (true, Some(at)) = (l.starts_with("HloModule"), l.find(',')) {
+                for (k, v) in items_deep(&l[at..]).into_iter().flatten() {
+                    assert!(l.contains(k) && l.contains(v));
+                }
+            }
             let all = items(l);
             for key in ["calls", "metadata", "backend_config", "replica_groups", "x"] {
                 if let Some(Some(v)) = item_value(l, key) {
@@ -133,6 +141,10 @@ fn mutations_of_real_modules_never_panic() {
                     if let Some(Some(v)) = item_value(f.attrs, key) {
                         assert!(f.attrs.contains(v));
                     }
+                }
+                // (any nesting: it takes every list `items` takes, read alike)
+                if let Some(found) = items(f.attrs) {
+                    assert_eq!(items_deep(f.attrs), Some(found));
                 }
             } else if let Some(t) = strip_comments(l) {
                 // (a line left for its comments: read with them taken out)

@@ -70,10 +70,18 @@ class ScanMiss(Exception):
 
 
 def _attrs(s: str, start: int) -> dict[str, str]:
-    """`, key=value, key=value` from s[start:] -> {key: value text}."""
+    """`, key=value, key=value` from s[start:] -> {key: value text}: split by the compiled
+    core where it reads them (a module header's, tens of kilobytes: 9 ms here against 0.3
+    on Mixtral's), else by the patterns below; the same dict, or the same ScanMiss."""
     out: dict[str, str] = {}
     if s[start:].strip() == "":
         return out
+    found = _core_items(s[start:])
+    if found is not None:
+        for key, value in found.items():
+            if key in CALL_KEYS and value.startswith("{") and "=" in value:
+                raise ScanMiss("computation written inside an attribute")  # the grammar builds it
+        return join_mesh_devices(found) if "device_ids" in found else found
     spans = split_top(s, start)
     if s[spans[0][0] : spans[0][1]].strip():
         raise ScanMiss("text before the first attribute")
@@ -91,6 +99,24 @@ def _attrs(s: str, start: int) -> dict[str, str]:
             raise ScanMiss("computation written inside an attribute")  # the grammar builds it
         out[key] = value
     return join_mesh_devices(out) if "device_ids" in out else out
+
+
+def _core_items(text: str) -> dict[str, str] | None:
+    """The core's split of `, key=value` items (`attr_items_deep`: it takes the `key=value`
+    form with no blank around `=`, a value that does not start with a blank and is not
+    empty, which the patterns take alike), or None: the patterns decide."""
+    if not _CORE:
+        from hloscope._speed import native
+
+        _CORE.append(getattr(native(), "attr_items_deep", None))
+    split = _CORE[0]
+    found = split(text) if split is not None else None
+    if found is None or any(not v or v[0] in " \t" for v in found.values()):
+        return None
+    return found
+
+
+_CORE: list = []  # [hloscope_native.attr_items_deep, or None]
 
 
 def _shape_end(s: str, i: int) -> int:
