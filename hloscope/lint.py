@@ -171,7 +171,7 @@ def _named(hit: FileResult, path: Path) -> FileResult:
 
 def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     from hloscope import cache
-    from hloscope.parser.files import file_digest, read_input
+    from hloscope.parser.files import file_digest, read_digest, read_input
 
     # (one hash, both keys: the findings' and the modules'; hashed as the core reads the
     # file where it can, so that a run the cache answers never reads it into Python)
@@ -183,9 +183,9 @@ def _lint_file(path: Path, opts: LintOptions) -> FileResult:
     # else the bytes, decoded below
     data, text = read_input(path)
     if cache.is_enabled():  # (the keys are of what was read: the file may have changed)
-        read_digest = cache.digest_read(data, text)
-        if read_digest != digest:  # (or the core did not hash it: the plain route)
-            digest = read_digest
+        now = read_digest(path, data, text)
+        if now != digest:  # (or the core did not hash it: the plain route)
+            digest = now
             k = cache.key(digest, _options_key(opts, path)) if opts.trace is None else ""
             if k and (hit := cache.get("lint", k)) is not None:
                 return _named(hit, path)

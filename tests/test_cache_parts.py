@@ -79,18 +79,30 @@ def test_keys_tell_their_parts_apart():
 
 def test_a_lint_hashes_its_file_once_for_both_keys(cache_in, monkeypatch):
     """lint keys its findings and the parsed modules by the same file: one hash of its
-    bytes (a 31 MB dump's is 40 ms), and a second lint finds both entries (strict mode: its
-    grammar's modules are kept where the core's parse keeps none)."""
+    bytes (a 31 MB dump's is 10 ms), and a second lint finds both entries (strict mode: its
+    grammar's modules are kept where the core's parse keeps none). Where the core hashed
+    the file before it was read, and its stamp says it is unchanged, what was read is not
+    hashed again."""
     from hloscope.lint import LintOptions, lint_files
+    from hloscope.parser import files
 
     path = Path(__file__).resolve().parents[1] / "fixtures" / "tpu" / "mlp_v5e.hlo.txt"
     size = path.stat().st_size
     hashed: list[int] = []
-    real, real_text = cache.digest, cache.digest_text
+    real, real_text, real_file = cache.digest, cache.digest_text, cache.file_digest
     monkeypatch.setattr(cache, "digest", lambda data: hashed.append(len(data)) or real(data))
     # (the text decoded from a map of the file, where it is plain HLO text: its bytes hashed)
     monkeypatch.setattr(cache, "digest_text",
                         lambda text: hashed.append(len(text.encode())) or real_text(text))
+
+    def file_digest(p, limit):  # (the core's hash as it reads the file)
+        found = real_file(p, limit)
+        if found is not None:
+            hashed.append(size)
+        return found
+
+    monkeypatch.setattr(cache, "file_digest", file_digest)
+    monkeypatch.setattr(files, "_RACY_NS", 0)  # (a checkout made a moment ago: not racy)
     monkeypatch.setitem(cache._state, "enabled", True)
     first = lint_files([path], LintOptions(strict=True))
     assert hashed == [size]
@@ -243,3 +255,46 @@ def test_the_hashes_are_hashlibs_without_importing_it(plain, monkeypatch):
         out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                              env=env, check=True).stdout.strip()
         assert out == "False", enabled
+
+
+@pytest.fixture
+def core_digests():
+    if cache._digests() is None:
+        pytest.skip("the compiled core is not in use: nothing is hashed before the read")
+
+
+def test_a_file_read_as_it_was_hashed_is_not_hashed_again(core_digests, tmp_path, monkeypatch):
+    from hloscope.parser import files
+
+    path = tmp_path / "m.hlo"
+    path.write_bytes((Path(__file__).resolve().parents[1] / "fixtures" / "tpu" / "mlp_v5e.hlo.txt").read_bytes())
+    monkeypatch.setattr(files, "_RACY_NS", 0)
+    before = files.file_digest(path)
+    data, text = files.read_input(path)
+    want = cache.digest_read(data, text)
+
+    def refuse(*args):
+        raise AssertionError("hashed again")
+
+    monkeypatch.setattr(cache, "digest_read", refuse)
+    assert files.read_digest(path, data, text) == before == want
+
+
+def test_a_file_changed_or_written_a_moment_ago_is_hashed_again(core_digests, tmp_path, monkeypatch):
+    """Changed between the hash and the read (its stamp differs), or written within the
+    last two seconds (a write in the same timestamp tick could leave the stamp as it was):
+    what was read is hashed."""
+    from hloscope.parser import files
+
+    path = tmp_path / "m.hlo"
+    path.write_text("HloModule a\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
+    assert files.stamp(path) is None  # (just written)
+    old = files.file_digest(path)
+    path.write_text("HloModule b\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n")
+    data, text = files.read_input(path)
+    assert files.read_digest(path, data, text) == cache.digest_read(data, text) != old
+    monkeypatch.setattr(files, "_RACY_NS", 0)  # (not racy: the stamp alone tells)
+    old = files.file_digest(path)
+    path.write_text("HloModule c\n\nENTRY e {\n  ROOT p = f32[3,4] parameter(0)\n}\n")
+    data, text = files.read_input(path)
+    assert files.read_digest(path, data, text) == cache.digest_read(data, text) != old

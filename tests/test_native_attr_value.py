@@ -119,20 +119,20 @@ def test_twice_given_and_mesh_groups_are_left_to_python():
 
 
 def _scan_attrs(text: str, core: bool):
-    """The line scanner's split of `, key=value` items (`scan._attrs`), by the core
+    """The line scanner's split of `, key=value` items (`items.split_items`), by the core
     (`attr_items_deep`) where it answers or by the patterns alone: the dict, or "miss"."""
     import hloscope_native
 
-    from hloscope.parser.fast import scan
+    from hloscope.parser.fast import items
 
-    saved = list(scan._CORE)
-    scan._CORE[:] = [hloscope_native.attr_items_deep if core else None]
+    saved = list(items._CORE)
+    items._CORE[:] = [hloscope_native.attr_items_deep if core else None]
     try:
-        return list(scan._attrs(text, 0).items())
-    except (scan.ScanMiss, ValueError) as e:  # (an unmatched bracket: ValueError)
+        return list(items.split_items(text, 0).items())
+    except (items.ScanMiss, ValueError) as e:  # (an unmatched bracket: ValueError)
         return type(e).__name__
     finally:
-        scan._CORE[:] = saved
+        items._CORE[:] = saved
 
 
 def _headers() -> list[str]:

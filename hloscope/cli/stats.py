@@ -83,7 +83,7 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
     # checks' pass where they answer (hloscope.stats.table), else a large one on two cores
     # (hloscope.stats.halves), else parsed; the counts are kept, not the parsed module (a
     # cached module took longer to read back than the file to count)
-    from hloscope.parser.files import file_digest, is_stdin
+    from hloscope.parser.files import file_digest, is_stdin, read_digest
 
     cached = not no_cache and not strict
     digest = file_digest(file) if cached else None
@@ -100,7 +100,7 @@ def stats(file: FileArg, format: FormatOpt = Format.text, strict: StrictOpt = Fa
         return
     if read is None and not strict:
         read = _read(file)
-        if k and (now := cache.digest_read(*read)) != digest:  # (what was read: it changed)
+        if k and (now := read_digest(file, *read)) != digest:  # (what was read: it changed)
             k = _key(now, every)
     counted = None if strict else _counted_early(file, read[1], every, jobs != 1)
     modules = load_file(file, strict, read) if counted is None else []

@@ -89,7 +89,52 @@ def read_input(path: str | Path) -> tuple[bytes | None, str | None]:
 def file_digest(path: str | Path) -> bytes | None:
     """The cache's digest of an input file, hashed as the compiled core reads it
     (hloscope.cache.file_digest, within MAX_FILE_BYTES); None for standard input, or where
-    the core cannot say: the caller then reads the file."""
+    the core cannot say: the caller then reads the file. Kept with the file's stamp for
+    `read_digest`."""
     from hloscope import cache
 
-    return None if is_stdin(path) else cache.file_digest(path, MAX_FILE_BYTES)
+    if is_stdin(path):
+        return None
+    _HASHED.pop(os.fspath(path), None)  # (an earlier one's: this hash is the file's now)
+    before = stamp(path)
+    digest = cache.file_digest(path, MAX_FILE_BYTES)
+    if digest is not None and before is not None:
+        _HASHED[os.fspath(path)] = (before, digest)
+    return digest
+
+
+def read_digest(path: str | Path, data: bytes | None, text: str | None) -> bytes:
+    """The cache's digest of the file as read (`data`, or the `text` decoded from a map of
+    it: hloscope.cache.digest_read): the one `file_digest` made when the file's stamp is
+    the same now as then (its bytes are those hashed: on a 31 MB dump a second hash is 10
+    ms), else hashed again."""
+    from hloscope import cache
+
+    kept = _HASHED.pop(os.fspath(path), None) if not is_stdin(path) else None
+    if kept is not None and stamp(path) == kept[0]:
+        return kept[1]
+    return cache.digest_read(data, text)
+
+
+_HASHED: dict[str, tuple[tuple, bytes]] = {}  # path -> (its stamp, its digest): file_digest's
+
+# A file modified this recently may be written again within its timestamp's granularity,
+# leaving its stamp as it was (git's "racy" files): such a file has no stamp
+_RACY_NS = 2_000_000_000
+
+
+def stamp(path: str | Path) -> tuple[int, ...] | None:
+    """What changes when a file's bytes do: (device, inode, size, modification and change
+    times in ns), by os.stat; None where it cannot say (standard input, a file it cannot
+    stat, or one modified within the last two seconds)."""
+    import time
+
+    if is_stdin(path):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)

@@ -19,10 +19,11 @@ from typing import Any
 
 from hloscope._speed import regex_cache
 from hloscope.ir import Computation, Instruction, Module
-from hloscope.ir.instruction import CALL_KEYS, NAME
+from hloscope.ir.instruction import NAME
 from hloscope.ir.opcodes import LITERAL_OPCODES
 from hloscope.parser.attrs import parse_shape
 from hloscope.parser.fast.compact import MISSING, fast_value
+from hloscope.parser.fast.items import ScanMiss, split_items
 from hloscope.parser.fast.patterns import (
     CLOSE_GROUP,
     CONTROL,
@@ -33,9 +34,7 @@ from hloscope.parser.fast.patterns import (
     PARAM_ITEM,
     TAIL,
     TYPED_ITEM,
-    join_mesh_devices,
     literal_ok,
-    top_level_blank,
 )
 from hloscope.parser.files import MAX_NESTING
 from hloscope.parser.reader import READER
@@ -55,7 +54,6 @@ _INSTR_HEAD = regex_cache.compile(rf"(\s*)(ROOT\s+)?({_NAME})\s*=\s*")
 _ARRAY_SHAPE = regex_cache.compile(r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?")
 _OPCODE = regex_cache.compile(rf"\s+({_NAME})\(")
 _COMP_HEAD = regex_cache.compile(rf"\s*(ENTRY\s+)?({_NAME})\s*(.*?)\s*\{{\s*$")
-_ATTR = regex_cache.compile(rf"\s*({_NAME})\s*=\s*")
 _MODULE = regex_cache.compile(rf"\s*HloModule\s+({_NAME}):?\s*(.*)$", re.S)
 _STRING_ENTRY = regex_cache.compile(r'\s*(-?\d+)\s+("(?:[^"\\]|\\.)*")\s*$')
 _RECORD_ENTRY = regex_cache.compile(r"\s*(-?\d+)\s+\{(.*)\}\s*$")
@@ -63,60 +61,6 @@ _SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
 
 
 _NONES = [(None,) * n for n in range(64)]  # operand_shapes of operands printed without shapes
-
-
-class ScanMiss(Exception):
-    """The fast scan cannot handle this text; use the full grammar."""
-
-
-def _attrs(s: str, start: int) -> dict[str, str]:
-    """`, key=value, key=value` from s[start:] -> {key: value text}: split by the compiled
-    core where it reads them (a module header's, tens of kilobytes: 9 ms here against 0.3
-    on Mixtral's), else by the patterns below; the same dict, or the same ScanMiss."""
-    out: dict[str, str] = {}
-    if s[start:].strip() == "":
-        return out
-    found = _core_items(s[start:])
-    if found is not None:
-        for key, value in found.items():
-            if key in CALL_KEYS and value.startswith("{") and "=" in value:
-                raise ScanMiss("computation written inside an attribute")  # the grammar builds it
-        return join_mesh_devices(found) if "device_ids" in found else found
-    spans = split_top(s, start)
-    if s[spans[0][0] : spans[0][1]].strip():
-        raise ScanMiss("text before the first attribute")
-    for a, b in spans[1:]:
-        m = _ATTR.match(s, a, b)
-        if not m:
-            raise ScanMiss("not key=value")
-        value = s[m.end() : b].strip()
-        if not value:
-            raise ScanMiss("empty attribute value")
-        if top_level_blank(value):
-            raise ScanMiss("blank inside an attribute value")
-        key = m.group(1).lstrip("%")
-        if key in CALL_KEYS and value.startswith("{") and "=" in value:
-            raise ScanMiss("computation written inside an attribute")  # the grammar builds it
-        out[key] = value
-    return join_mesh_devices(out) if "device_ids" in out else out
-
-
-def _core_items(text: str) -> dict[str, str] | None:
-    """The core's split of `, key=value` items (`attr_items_deep`: it takes the `key=value`
-    form with no blank around `=`, a value that does not start with a blank and is not
-    empty, which the patterns take alike), or None: the patterns decide."""
-    if not _CORE:
-        from hloscope._speed import native
-
-        _CORE.append(getattr(native(), "attr_items_deep", None))
-    split = _CORE[0]
-    found = split(text) if split is not None else None
-    if found is None or any(not v or v[0] in " \t" for v in found.values()):
-        return None
-    return found
-
-
-_CORE: list = []  # [hloscope_native.attr_items_deep, or None]
 
 
 def _shape_end(s: str, i: int) -> int:
@@ -169,7 +113,7 @@ def scan_instruction(s: str, line: int, computation: str) -> Instruction:
         shape_text=shape_text,
         operands=tuple(names),
         operand_shapes=tuple(shapes),
-        _attrs=_attrs(s, close + 1),
+        _attrs=split_items(s, close + 1),
         literal=literal,
         is_root=head.group(2) is not None,
         line=line,
@@ -288,7 +232,7 @@ class _Lines:
         if comp is not None:
             stripped = s.strip()
             if stripped.startswith("}"):
-                self.close(_attrs(stripped, 1))
+                self.close(split_items(stripped, 1))
                 return
             try:
                 instr = scan_instruction(s, lineno, comp.name)
@@ -306,7 +250,7 @@ class _Lines:
                 raise ScanMiss("module header")
             self.module = Module(m.group(1).lstrip("%"), path=self.path, line=lineno)
             try:
-                self.module.attrs = _attrs(s, m.start(2))
+                self.module.attrs = split_items(s, m.start(2))
             except ValueError as e:
                 raise ScanMiss(str(e)) from None
             self.modules.append(self.module)
