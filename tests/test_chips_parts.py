@@ -238,3 +238,26 @@ def test_the_chip_recorded_beside_a_dump_names_its_topology(tmp_path):
         choice = resolve_chip(m)
         assert (choice.chip.key, choice.assumed) == ("tpu-v5p", False)
         assert choice.source == f"recorded by hloscope compile ({said})"
+
+
+def test_the_kept_table_is_chips_toml_as_parsed(monkeypatch):
+    """hloscope.cost.chips_data holds chips.toml's tables as Python (a command costing a
+    module reads them without the TOML reader): it must be what `python3 -m
+    hloscope.cost.chips` writes for the chips.toml at hand, and a chips.toml it was not
+    written from is parsed instead."""
+    import tomllib
+    from pathlib import Path
+
+    from hloscope.cost import chips as chips_module
+    from hloscope.cost import chips_data
+
+    toml = Path(chips_module.__file__).with_name("chips.toml")
+    kept = Path(chips_data.__file__).read_text(encoding="utf-8")
+    assert kept == chips_module.data_module(), "chips.toml changed: run python3 -m hloscope.cost.chips"
+    assert chips_data.ROWS == tomllib.loads(toml.read_text(encoding="utf-8"))
+    parsed = []
+    real = tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda text: parsed.append(1) or real(text))
+    assert chips_module._rows() is chips_data.ROWS and not parsed
+    monkeypatch.setattr(chips_data, "TOML_DIGEST", "another text's")
+    assert chips_module._rows() == chips_data.ROWS and parsed

@@ -59,10 +59,43 @@ class Chip:
 
 @cache
 def chips() -> dict[str, Chip]:
+    return {key: _chip(key, row, "chips.toml") for key, row in _rows().items()}
+
+
+def _rows() -> dict:
+    """chips.toml's tables: kept as Python in hloscope.cost.chips_data while it was written
+    from this very text (its digest), else parsed: every command costing a module asks, and
+    the TOML reader's import and parse took 10 ms of lint here. `python3 -m
+    hloscope.cost.chips` writes it."""
+    text = Path(__file__).with_name("chips.toml").read_text(encoding="utf-8")
+    try:
+        from hloscope.cost import chips_data
+    except ImportError:
+        chips_data = None
+    if chips_data is not None and chips_data.TOML_DIGEST == _digest(text):
+        return chips_data.ROWS
     import tomllib  # (here: a command that names no chip need not load the TOML reader)
 
-    data = tomllib.loads((Path(__file__).with_name("chips.toml")).read_text(encoding="utf-8"))
-    return {key: _chip(key, row, "chips.toml") for key, row in data.items()}
+    return tomllib.loads(text)
+
+
+def _digest(text: str) -> str:
+    from hloscope._speed.hashes import blake2b
+
+    return blake2b(text.encode()).hexdigest()
+
+
+def data_module() -> str:
+    """The text of hloscope/cost/chips_data.py for the chips.toml at hand."""
+    import pprint
+    import tomllib
+
+    text = Path(__file__).with_name("chips.toml").read_text(encoding="utf-8")
+    rows = pprint.pformat(tomllib.loads(text), width=100, sort_dicts=False)
+    return ('"""chips.toml as Python, written by `python3 -m hloscope.cost.chips` (do not edit: '
+            'edit chips.toml\nand run that; while TOML_DIGEST is not chips.toml\'s, chips.toml '
+            'is parsed instead)."""\n\n'
+            f'TOML_DIGEST = "{_digest(text)}"\n\nROWS = {rows}\n')
 
 
 _FIELDS = {f.name for f in fields(Chip)} - {"key"}
@@ -222,3 +255,7 @@ def platform_of(module) -> str | None:
             if any(key in config for key in _GPU_CONFIG):
                 return "gpu"
     return "cpu" if module.is_scheduled else None
+
+
+if __name__ == "__main__":
+    Path(__file__).with_name("chips_data.py").write_text(data_module(), encoding="utf-8")
