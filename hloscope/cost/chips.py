@@ -87,11 +87,10 @@ def _digest(text: str) -> str:
 
 def data_module() -> str:
     """The text of hloscope/cost/chips_data.py for the chips.toml at hand."""
-    import pprint
     import tomllib
 
     text = Path(__file__).with_name("chips.toml").read_text(encoding="utf-8")
-    rows = pprint.pformat(tomllib.loads(text), width=100, sort_dicts=False)
+    rows = "{\n" + "".join(f"    {k!r}: {v!r},\n" for k, v in tomllib.loads(text).items()) + "}"
     return ('"""chips.toml as Python, written by `python3 -m hloscope.cost.chips` (do not edit: '
             'edit chips.toml\nand run that; while TOML_DIGEST is not chips.toml\'s, chips.toml '
             'is parsed instead)."""\n\n'

@@ -6,8 +6,9 @@ pass before the IR is imported (hloscope.parser.fast.beside)."""
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from hloscope._speed.lazy import lazy_names
 
 if TYPE_CHECKING:
     from hloscope.ir.computation import Computation
@@ -20,10 +21,4 @@ _WHERE = {"Computation": "computation", "Instruction": "instruction", "Module": 
           "Layout": "shape", "Shape": "shape"}
 
 
-def __getattr__(name: str):
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'hloscope.ir' has no attribute {name!r}")
-    value = getattr(import_module(f"hloscope.ir.{where}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE, globals())

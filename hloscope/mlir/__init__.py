@@ -7,8 +7,9 @@ roofline on Mixtral, which has none)."""
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from hloscope._speed.lazy import lazy_names
 
 if TYPE_CHECKING:
     from hloscope.mlir.decode import DecodeError, KernelBody, decode_custom_call
@@ -19,10 +20,4 @@ _WHERE = {"DecodeError": "decode", "KernelBody": "decode", "decode_custom_call":
           "CallInfo": "summary", "KernelSummary": "summary", "summarize": "summary"}
 
 
-def __getattr__(name: str):
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'hloscope.mlir' has no attribute {name!r}")
-    value = getattr(import_module(f"hloscope.mlir.{where}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE, globals())
