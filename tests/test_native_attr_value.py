@@ -125,14 +125,15 @@ def _scan_attrs(text: str, core: bool):
 
     from hloscope.parser.fast import items
 
-    saved = list(items._CORE)
-    items._CORE[:] = [hloscope_native.attr_items_deep if core else None]
+    split = hloscope_native.attr_items_deep if core else None
+    real = items.core_function
+    items.core_function = lambda name: split if name == "attr_items_deep" else real(name)
     try:
         return list(items.split_items(text, 0).items())
     except (items.ScanMiss, ValueError) as e:  # (an unmatched bracket: ValueError)
         return type(e).__name__
     finally:
-        items._CORE[:] = saved
+        items.core_function = real
 
 
 def _headers() -> list[str]:
@@ -178,10 +179,10 @@ def test_mutated_headers_split_by_the_core_as_by_the_patterns_or_left_to_them():
 
 def test_forms_the_core_reads_otherwise_are_left_to_the_patterns():
     """HAND-WRITTEN lists (labelled as such): a blank after `=`, a blank value, `%` before a
-    key, a blank before `=`, a computation written inside a call key: the same dict or the
-    same refusal by both routes."""
+    key, a blank before `=`, a computation written inside a call key (also where the key is
+    given again after it): the same dict or the same refusal by both routes."""
     for text in (", a= 1, b=2", ", a=1, b= ", ", a=1, b=\t", ", %a=1", ", a =1",
-                 ", calls={x=1}", ", a={(f32[1]{0:T(8)})->f32[]}, b=2",
+                 ", calls={x=1}", ", calls={x=1}, calls=%f", ", a={(f32[1]{0:T(8)})->f32[]}, b=2",
                  ", replica_groups=mesh[a=2], device_ids=(1,0) {0}"):
         assert _scan_attrs(text, True) == _scan_attrs(text, False), text
 

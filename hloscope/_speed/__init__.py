@@ -16,12 +16,13 @@ reaches into the interpreter itself.
 | a file's checks after the scan run in a forked child while the command works on it | fork (Ahead), process | checks first, in the process |
 | installed distributions scanned for rule plug-ins without importlib.metadata | plugins | importlib.metadata |
 | SHA-1 and BLAKE2b from CPython's own `_sha1` and `_blake2` (no OpenSSL load) | hashes | hashlib |
-| the compiled core (`hloscope_native`, native/): instruction lines read, temporaries placed in outputs | `native()` | the Python scanner, `placement.assign_plain` |
+| the compiled core (`hloscope_native`, native/): instruction lines read, temporaries placed in outputs | `native()`, `core_function()` | the Python scanner, `placement.assign_plain` |
 """
 
 from __future__ import annotations
 
 import os
+from functools import cache
 
 
 def enabled() -> bool:
@@ -39,6 +40,15 @@ def native():
     except ImportError:
         return None
     return hloscope_native
+
+
+@cache
+def core_function(name: str):
+    """The compiled core's function `name`, or None (not built, an older build without it,
+    or HLOSCOPE_PLAIN=1), asked once per process: the hot paths that call it (an attribute's
+    value, a long line's comments) do not look it up each time. Each is held equal to its
+    Python route, so a later change of HLOSCOPE_PLAIN changes no result."""
+    return getattr(native(), name, None)
 
 
 def scanner():

@@ -4,7 +4,7 @@ compiled core where it reads the items, else by the patterns."""
 
 from __future__ import annotations
 
-from hloscope._speed import regex_cache
+from hloscope._speed import core_function, regex_cache
 from hloscope.ir.instruction import CALL_KEYS, NAME
 from hloscope.parser.fast.patterns import join_mesh_devices, top_level_blank
 from hloscope.parser.text import split_top
@@ -21,15 +21,25 @@ def split_items(s: str, start: int) -> dict[str, str]:
     core where it reads them (a module header's, tens of kilobytes: 9 ms by the patterns
     against 0.3 on Mixtral's), else by the patterns below; the same dict, or the same
     ScanMiss."""
-    out: dict[str, str] = {}
     if s[start:].strip() == "":
-        return out
-    found = _core_items(s[start:])
-    if found is not None:
-        for key, value in found.items():
-            if key in CALL_KEYS and value.startswith("{") and "=" in value:
-                raise ScanMiss("computation written inside an attribute")  # the grammar builds it
-        return join_mesh_devices(found) if "device_ids" in found else found
+        return {}
+    out = _core_items(s[start:])
+    if out is None:
+        out = _pattern_items(s, start)
+    else:
+        for key, value in out.items():
+            _no_inline_computation(key, value)
+    return join_mesh_devices(out) if "device_ids" in out else out
+
+
+def _no_inline_computation(key: str, value: str) -> None:
+    if key in CALL_KEYS and value.startswith("{") and "=" in value:
+        raise ScanMiss("computation written inside an attribute")  # the grammar builds it
+
+
+def _pattern_items(s: str, start: int) -> dict[str, str]:
+    """The items of s[start:] as the patterns split them, or ScanMiss."""
+    out: dict[str, str] = {}
     spans = split_top(s, start)
     if s[spans[0][0] : spans[0][1]].strip():
         raise ScanMiss("text before the first attribute")
@@ -43,25 +53,19 @@ def split_items(s: str, start: int) -> dict[str, str]:
         if top_level_blank(value):
             raise ScanMiss("blank inside an attribute value")
         key = m.group(1).lstrip("%")
-        if key in CALL_KEYS and value.startswith("{") and "=" in value:
-            raise ScanMiss("computation written inside an attribute")  # the grammar builds it
+        _no_inline_computation(key, value)
         out[key] = value
-    return join_mesh_devices(out) if "device_ids" in out else out
+    return out
 
 
 def _core_items(text: str) -> dict[str, str] | None:
     """The core's split of `, key=value` items (`attr_items_deep`: it takes the `key=value`
     form with no blank around `=`, a value that does not start with a blank and is not
-    empty, which the patterns take alike), or None: the patterns decide."""
-    if not _CORE:
-        from hloscope._speed import native
-
-        _CORE.append(getattr(native(), "attr_items_deep", None))
-    split = _CORE[0]
+    empty, which the patterns take alike), or None: the patterns decide. A call key given
+    twice is theirs too (its dict keeps the last value; the patterns check each)."""
+    split = core_function("attr_items_deep")
     found = split(text) if split is not None else None
-    if found is None or any(not v or v[0] in " \t" for v in found.values()):
+    if found is None or any(not v or v[0] in " \t" for v in found.values()) or any(
+            key in CALL_KEYS and text.count(f"{key}=") > 1 for key in found):
         return None
     return found
-
-
-_CORE: list = []  # [hloscope_native.attr_items_deep, or None]
