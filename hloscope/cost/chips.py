@@ -67,12 +67,10 @@ def _rows() -> dict:
     from this very text (its digest), else parsed: every command costing a module asks, and
     the TOML reader's import and parse took 10 ms of lint here. `python3 -m
     hloscope.cost.chips` writes it."""
+    from hloscope.cost import chips_data
+
     text = Path(__file__).with_name("chips.toml").read_text(encoding="utf-8")
-    try:
-        from hloscope.cost import chips_data
-    except ImportError:
-        chips_data = None
-    if chips_data is not None and chips_data.TOML_DIGEST == _digest(text):
+    if chips_data.TOML_DIGEST == _digest(text):
         return chips_data.ROWS
     import tomllib  # (here: a command that names no chip need not load the TOML reader)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from hloscope._speed import core_function
 from hloscope.ir import Instruction, Shape
 from hloscope.parser.attrs import parse_attr, parse_shape
 from hloscope.parser.errors import ParseError, attribute_error
@@ -64,30 +65,18 @@ class NativeReader(TextReader):
     __slots__ = ()
 
     def item(self, attr_text: str, key: str) -> str | None | bool:
-        core = _core()
-        return core.attr_value(attr_text, key) if core is not None else False
+        value = core_function("attr_value")
+        return value(attr_text, key) if value is not None else False
 
     def split(self, attr_text: str) -> dict[str, str]:
-        core = _core()
-        found = core.attr_items(attr_text) if core is not None else None
+        items = core_function("attr_items")
+        found = items(attr_text) if items is not None else None
         if found is None:  # (not items the core reads: the patterns split them)
             return split_attr_text(attr_text)
         return join_mesh_devices(found) if "device_ids" in found else found
 
     def __reduce__(self) -> str:
         return "NATIVE_READER"
-
-
-_CORE: list = []  # [hloscope_native, where it has attr_value and attr_items, else None]
-
-
-def _core():
-    if not _CORE:
-        from hloscope._speed import native
-
-        core = native()
-        _CORE.append(core if hasattr(core, "attr_value") and hasattr(core, "attr_items") else None)
-    return _CORE[0]
 
 
 READER = TextReader()

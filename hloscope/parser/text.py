@@ -6,10 +6,9 @@ import re
 import sys
 from array import array
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
-from hloscope._speed import regex_cache
+from hloscope._speed import core_function, regex_cache
 
 _BREAK = regex_cache.compile("\n")
 
@@ -41,7 +40,7 @@ def strip_comments(s: str) -> str:
     with a comment per parameter, 6 ms by the patterns)."""
     if "/*" not in s and "//" not in s:
         return s
-    if len(s) > 512 and (core := _comments_core()) is not None:
+    if len(s) > 512 and (core := core_function("comments_out")) is not None:
         out = core(s)
         if out is not None:
             return out
@@ -66,27 +65,10 @@ def nesting_beyond(s: str, limit: int) -> int | None:
     tens of kilobytes, which the passes below took a millisecond over)."""
     if s.count("(") + s.count("[") + s.count("{") <= limit:
         return None
-    core = _nesting_core()
+    core = core_function("nesting_beyond")
     if core is not None:
         return core(s, limit)
     return walk_nesting(s, limit)
-
-
-@cache
-def _comments_core():
-    """The compiled core's comments_out, or None (not built, an older build, or
-    HLOSCOPE_PLAIN=1)."""
-    from hloscope._speed import native
-
-    return getattr(native(), "comments_out", None)
-
-
-def _nesting_core():
-    """The compiled core's nesting_beyond, or None (not built, an older build, or
-    HLOSCOPE_PLAIN=1); asked once."""
-    from hloscope._speed import native
-
-    return getattr(native(), "nesting_beyond", None)
 
 
 def walk_lines_with(text: str, needle: str) -> list[tuple[int, str]]:

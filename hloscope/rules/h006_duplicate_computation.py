@@ -163,7 +163,7 @@ class DuplicateComputation(ModuleRule):
                    if not i.shape.is_array or i.shape.num_elements >= limit]
             if not big:
                 continue  # too small to matter, root and followers alike
-            cost = ctx.model.cost(instr)
+            cost = model_cost(instr)
             wasted = float(sum([model_cost(i).padded_bytes for i in big]))  # (memoized)
             then = (f"; {len(followers)} op(s) computed from it repeat theirs too"
                     if followers else "")
