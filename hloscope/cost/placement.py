@@ -11,6 +11,7 @@ the loop that runs before the gradient's buffer is allocated).
 from __future__ import annotations
 
 import bisect
+from itertools import accumulate, compress
 from dataclasses import replace
 from typing import Any
 
@@ -56,17 +57,47 @@ def place_in_outputs(walk: _Walk) -> None:
     whiles = _whiles(walk)
     held = [_held(walk, k, whiles) for k in ids]
     number = {id(b): k for k, b in enumerate(walk.buffers)}
+    spec = _spec(temps, number)  # (the core's view of them: made once for both orders)
+    delta = _hbm_deltas(walk)
     best = None
     for order in (range(len(outputs)), sorted(range(len(outputs)), key=lambda k: -outputs[k].defined)):
-        placed, moved = _assign(outputs, temps, list(order), held, ids, number, walk.touching)
+        placed, moved = _assign(outputs, temps, list(order), held, ids, number, walk.touching, spec)
         saved = {step: walk.inner[step] for step in moved}  # (a moved step runs a callee: its peaks)
         _apply(walk, placed, moved, "in output")
-        peak = max(walk.live_per_space(0)[0], default=0)
+        peak = _hbm_peak(walk, delta, [t for t in placed if id(t) in number])
         _apply(walk, placed, (), "temp")
         walk.inner.update(saved)
         if best is None or peak < best[0]:
             best = (peak, placed, moved)
     _apply(walk, best[1], best[2], "in output")
+
+
+def _hbm_deltas(walk: _Walk) -> list[int]:
+    """live_per_space's step deltas of the walk's HBM temporaries (before any is placed)."""
+    n = len(walk.comp.instructions) + 1
+    delta = [0] * (n + 1)
+    for b in walk.buffers:
+        if b.space == 0 and b.kind == "temp" and b.bytes:
+            delta[b.defined] += b.bytes
+            delta[min(b.last_use, n - 1) + 1] -= b.bytes
+    return delta
+
+
+def _hbm_peak(walk: _Walk, delta: list[int], own: list) -> int:
+    """The HBM peak live_per_space(0) gives once the walk's own temporaries `own` are in
+    outputs (their deltas taken from `delta`, _hbm_deltas's), the callees' peaks as they
+    now are: one running sum, not a pass over every buffer per order tried."""
+    n = len(delta) - 1
+    if own:
+        delta = delta.copy()
+        for b in own:
+            delta[b.defined] -= b.bytes
+            delta[min(b.last_use, n - 1) + 1] += b.bytes
+    live = list(accumulate(delta[:n]))
+    for step, peaks in walk.inner.items():
+        if step < n:
+            live[step] += peaks.get(0, 0)
+    return max(live, default=0)
 
 
 def _whiles(walk: _Walk) -> list[int]:
@@ -96,21 +127,28 @@ def _held(walk: _Walk, k: int, whiles: list[int] | None = None) -> list[tuple[in
 
 def _assign(outputs: list, temps: list, order: list[int], held: list[list[tuple[int, int]]],
             ids: list[int] | None = None, number: dict[int, int] | None = None,
-            touch: set[tuple[int, int]] | frozenset = frozenset()) -> tuple[list, set[int]]:
+            touch: set[tuple[int, int]] | frozenset = frozenset(),
+            spec: list[tuple[int, int, int, int]] | None = None) -> tuple[list, set[int]]:
     """The temporaries placed (largest first, each in the first output in `order` that is
     written after it ends and has room over its steps), and the steps whose callees gave one
     up. In the compiled core (`hloscope_native.place`, native/src/place.rs) where it is
     built: on a 30 MB training step this loop was half of lint's time; `assign_plain` is
-    the same in Python, the plain route (HLOSCOPE_PLAIN=1), tested equal to it."""
+    the same in Python, the plain route (HLOSCOPE_PLAIN=1), tested equal to it; `spec`:
+    `_spec(temps, number)` where already made."""
     core = native()
     if core is None or ids is None or number is None or not hasattr(core, "place"):
         return assign_plain(outputs, temps, order, held, ids, number, touch)
-    flags = core.place(
-        [o.bytes for o in outputs], [o.defined for o in outputs], held, ids, order,
-        [(seen.bytes, seen.defined, seen.last_use, number.get(id(t), -1) if seen is t else -1)
-         for seen, t in temps], set(touch), RUN)
-    placed = [t for (_, t), fit in zip(temps, flags) if fit]
-    return placed, {seen.defined for (seen, t), fit in zip(temps, flags) if fit and seen is not t}
+    flags = core.place([o.bytes for o in outputs], [o.defined for o in outputs], held, ids, order,
+                       spec if spec is not None else _spec(temps, number), set(touch), RUN)
+    fits = list(compress(temps, flags))  # (few: those placed)
+    return [t for _, t in fits], {seen.defined for seen, t in fits if seen is not t}
+
+
+def _spec(temps: list, number: dict[int, int]) -> list[tuple[int, int, int, int]]:
+    """Each temporary as the core's `place` takes it: (bytes, first step, last step, buffer
+    id, or -1 for a callee's)."""
+    return [(seen.bytes, seen.defined, seen.last_use, number.get(id(t), -1) if seen is t else -1)
+            for seen, t in temps]
 
 
 def assign_plain(outputs: list, temps: list, order: list[int], held: list[list[tuple[int, int]]],

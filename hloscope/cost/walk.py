@@ -100,6 +100,11 @@ class _Walk:
                 return self.new(instr, step)
         by_name = self.by_name
         operands = [by_name[o] for o in instr.operands]  # (the parser: each defined before its use)
+        if op in SHARE_OPS:  # (most of the rest: elementwise, written over an operand that dies)
+            shape = instr.shape
+            text = instr.attr_text
+            if shape.is_array and (("aliasing" not in text) if text else not instr._attrs):
+                return self._shared(instr, step, operands, shape)
         if op not in _NAMING and not op.endswith(_ASYNC_PARTS):  # (most: one new value)
             return self._made(instr, step, operands)
         if op == "parameter":
@@ -171,6 +176,28 @@ class _Walk:
                 self._reuse(ids, leaf, operands[operand])
         return ids
 
+    def _shared(self, instr: Instruction, step: int, operands: list[Instruction], shape) -> list[int]:
+        """_made's value for an elementwise op or all-reduce of one array, with no aliasing
+        attribute (neither `output_to_operand_aliasing` nor a backend_config's
+        `aliasing_operands`): its own buffer, which may take over an operand's of its shape
+        (shareable_operands's rule for such an op, without its questions)."""
+        leaves = memory_leaves(shape)
+        if len(leaves) != 1 or not operands:
+            return self.new(instr, step)
+        mem = leaves[0]
+        made = len(self.buffers)
+        self.buffers.append(Buffer(self.comp.name, instr.name, mem.shape, mem.padded_bytes,
+                                   mem.memory_space, step, step, "temp"))
+        dims = shape.dims
+        same = []
+        for k, o in enumerate(operands):  # (the operands of the result's dims)
+            s = o.shape
+            if s is shape or (s.dims == dims and s.is_array):
+                same.append(k)
+        if same and self._may_share(step, made, operands, same):
+            return [-1]
+        return [made]
+
     def _reuse(self, ids: list[int], k: int, operand: Instruction) -> None:
         """Result leaf k is written into `operand`'s buffer (when that is one buffer of
         this computation): the buffer made for it holds nothing."""
@@ -193,15 +220,17 @@ class _Walk:
         size, space = buffers[made].bytes, buffers[made].space
         for k in candidates:
             ids = values[operands[k].name]
-            if len(ids) == 1 and ids[0] >= 0:
-                b = buffers[ids[0]]
-                if platform == "gpu" and b.bytes == size and b.space == space:
-                    self.touching.add((ids[0], made))  # (through a get-tuple-element too: placement)
-                if (platform == "tpu" or _defines_value(operands[k])) and b.kind == "temp" \
-                        and b.bytes == size and b.space == space:
+            if len(ids) == 1 and (bid := ids[0]) >= 0:
+                b = buffers[bid]
+                if b.bytes != size or b.space != space:
+                    continue
+                if platform == "gpu":
+                    self.touching.add((bid, made))  # (through a get-tuple-element too: placement)
+                if b.kind == "temp" and (platform == "tpu" or (
+                        (op := operands[k].opcode) not in _PASSED and not op.endswith("-done"))):
                     # (XLA's heap shares only a value the operand itself defines, IsUserOf;
                     # the TPU compiler's own aliasing lists name tuple elements too)
-                    self.sharing.append((step, ids[0], made))
+                    self.sharing.append((step, bid, made))
             elif ids == [-1] and self._only_reader(operands[k], step, size, space):
                 self.buffers[made].bytes = 0
                 return True
@@ -346,9 +375,7 @@ def _plain(op: str) -> bool:
 _NOT_PLAIN = UPDATES | SHARE_OPS | {"sort", "fusion", "all-reduce-start"}
 
 
-def _defines_value(instr: Instruction) -> bool:
-    """Whether the instruction defines the value it holds (XLA's heap simulator shares a
-    result with an operand's buffer only then): a get-tuple-element, bitcast or async done
-    passes on a value another instruction defined."""
-    op = instr.opcode
-    return op not in ("get-tuple-element", "bitcast", "tuple") and not op.endswith("-done")
+# Opcodes whose value is another's (XLA's heap simulator shares a result with an operand's
+# buffer only where the operand defines the value it holds, IsUserOf): a get-tuple-element,
+# bitcast or tuple passes on what another instruction defined, as does an async `-done`.
+_PASSED = ("get-tuple-element", "bitcast", "tuple")
