@@ -234,7 +234,12 @@ def platform_of(module) -> str | None:
     """"tpu", "gpu" or "cpu" for an optimized module, from what only that compiler prints:
     tiled layouts (TPU), cuBLAS/cuDNN/Triton/TransformerEngine custom calls or the keys of
     XLA's GPU backend configs (GPU), else a scheduled module is the CPU's; None before
-    optimization (nothing says)."""
+    optimization (nothing says). Found once per module (`Module.fact`)."""
+    fact = getattr(module, "fact", None)
+    return fact("platform", _platform) if fact is not None else _platform(module)
+
+
+def _platform(module) -> str | None:
     from hloscope.cost.layout import has_tiled_layouts
 
     if has_tiled_layouts(module):

@@ -138,7 +138,13 @@ def memory_leaves(shape: Shape) -> list[ArrayMemory]:
 
 
 def has_tiled_layouts(module: Module) -> bool:
-    """Whether any instruction's layout carries tiles (TPU compiler output)."""
+    """Whether any instruction's layout carries tiles (TPU compiler output); found once per
+    module (`Module.fact`)."""
+    fact = getattr(module, "fact", None)
+    return fact("tiled", _tiled) if fact is not None else _tiled(module)
+
+
+def _tiled(module: Module) -> bool:
     for comp in module.computations:
         for instr in comp.instructions:
             if "T(" not in instr.shape_text:  # (no tile printed: its shape need not be built)

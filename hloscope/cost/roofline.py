@@ -254,6 +254,8 @@ def op_times(model: CostModel, chip: Chip, instr: Instruction, cost: Cost | None
     (operand types and precision, compute_peak; its own type otherwise), its HBM bytes at HBM bandwidth (on-chip VMEM
     operands cost no HBM traffic)."""
     c = cost if cost is not None else model.cost(instr)
+    if not c.flops:  # (a copy, a reshape, a collective: no rate to look up)
+        return 0.0, c.hbm_bytes / chip.hbm_bandwidth
     peak = compute_peak(model, chip, instr)
     return (c.flops / peak if peak else 0.0), c.hbm_bytes / chip.hbm_bandwidth
 

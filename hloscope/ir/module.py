@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import TypeVar
 
 from hloscope.ir.computation import Computation
 from hloscope.ir.instruction import Instruction
+
+_T = TypeVar("_T")
 
 
 class Module:
     # (a plain class, not a dataclass: every command imports it; see hloscope.ir.records.
     # Equal only to itself, as a dataclass with eq=False)
     __slots__ = ("name", "attrs", "computations", "file_names", "function_names", "file_locations",
-                 "stack_frames", "path", "line", "_by_name", "_entry", "_fused", "_by_opcode")
+                 "stack_frames", "path", "line", "_by_name", "_entry", "_fused", "_by_opcode", "_facts")
     name: str
     attrs: dict[str, str]
     computations: list[Computation]
@@ -27,6 +30,7 @@ class Module:
     _fused: tuple[int, frozenset[str]] | None  # (len(computations), names)
     # (len(computations), {opcode: its instructions in module order})
     _by_opcode: tuple[int, dict[str, list[Instruction]]] | None
+    _facts: tuple[int, dict[str, object]] | None  # (len(computations), fact())
 
     def __init__(self, name: str, attrs: dict[str, str] | None = None,
                  computations: list[Computation] | None = None,
@@ -51,6 +55,7 @@ class Module:
         self._entry = _entry
         self._fused = _fused
         self._by_opcode = _by_opcode
+        self._facts = None
 
     @property
     def by_name(self) -> dict[str, Computation]:
@@ -132,6 +137,19 @@ class Module:
                         found.append(i)
             kept = self._by_opcode = (len(self.computations), index)
         return kept[1]
+
+    def fact(self, key: str, make: Callable[[Module], _T]) -> _T:
+        """`make(self)`, made once and kept under `key` per set of computations (as the
+        opcode index is): a question about the whole module that several analyses of one
+        command ask (its platform, whether its layouts are tiled), each a pass over every
+        instruction."""
+        kept = self._facts
+        if kept is None or kept[0] != len(self.computations):
+            kept = self._facts = (len(self.computations), {})
+        facts = kept[1]
+        if key not in facts:
+            facts[key] = make(self)
+        return facts[key]  # type: ignore[return-value]
 
     def control_flow_computations(self) -> list[Computation]:
         """The entry and the computations its loops, calls and conditionals run, each once,
