@@ -93,3 +93,28 @@ def test_a_collectives_time_record_is_its_fields_with_its_own_list_of_names():
     assert set(row) == {f.name for f in fields(CollectiveTime)}
     row["overlapped_by"].append("not-an-op")  # (the record's list is a copy)
     assert "not-an-op" not in x.overlapped_by
+
+
+@pytest.mark.parametrize("name", ["fsdp_async_fusion_v5p", "llm_v5p_big", "fsdp_default_v5p"])
+def test_what_an_async_copy_spans_is_the_sum_of_the_rows_between(name):
+    """The estimate of the ops an async copy spans, read from one list per computation, is
+    the very float the rows between its start and done add up to (real TPU compiles, whose
+    copies span other ops), and a copy whose ends are not in the computation spans nothing."""
+    from hloscope.sharding.collectives import analyze
+    from hloscope.sharding.step import _async_copies, _estimate_between, _rows_between
+
+    m, c, r, _ = _step(FIXTURES / "tpu" / f"{name}.hlo.txt")
+    rows = {(row.computation, row.instruction): row for row in r.rows}
+    own = {(x.computation, x.instruction) for x in analyze(m, c)[1]}
+    copies = _async_copies(m, rows)
+    assert copies
+    for start, done in copies:
+        own.update((start, done))
+    spans: dict = {}
+    spanned = 0
+    for start, done in copies:
+        want = sum(x.t_estimate for x in _rows_between(m, start[0], start[1], done[1], rows, own))
+        assert _estimate_between(m, start[0], start[1], done[1], rows, own, spans) == want
+        spanned += want > 0
+    assert spanned
+    assert _estimate_between(m, start[0], "no-such-op", done[1], rows, own, spans) == 0
