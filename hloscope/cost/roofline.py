@@ -17,7 +17,7 @@ from hloscope.source import source_of
 _MATMUL = ("dot", "convolution")
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
     computation: str
     instruction: str
