@@ -12,7 +12,7 @@ objects + read + scan + rules (+ output); `floor.py` gives the least the scan co
 
 `memory`: its imports, read, scan, the entry's walk over its schedule (buffers, sharing, the
 temporaries placed in outputs: hloscope.cost.walk), the rest of the report (the chip, the
-callees' and the peak's figures) and its text. `roofline`: imports, read, scan, the cost
+peak's figures) and its text. `roofline`: imports, read, scan, the cost
 model with its rows (hloscope.cost.roofline), the step estimate (the collectives and async
 copies: hloscope.sharding.step) and the text. Each phase's share of XLA's parse is printed
 beside it: what a target over XLA's parse would leave for the rest.
@@ -87,16 +87,22 @@ with no_cyclic_gc():
 '''
 _MEMORY = _COMMON + r'''
 from hloscope.cli.memory import _records
-from hloscope.cost.chips import platform_of
 from hloscope.cost.walk import _Walk
 from hloscope.report.memory import memory_text
 took = {"imports": time.perf_counter() - t}
 ''' + _READ + r'''
-    m = modules[0]
-    walk = _Walk(m, m.entry, platform=platform_of(m))
-    timed("walk", walk.run)
-    # (the report walks again: its time less the walk's is the rest of it)
+    walked = []
+    run = _Walk.run
+
+    def run_timed(self):  # (the entry's walk, callees' inside it, timed within the report)
+        t = time.perf_counter()
+        run(self)
+        if self.outer is None:
+            walked.append(time.perf_counter() - t)
+
+    _Walk.run = run_timed
     records = timed("report", _records, modules, None, None)
+    took["walk"] = sum(walked)
     took["report"] -= took["walk"]
     timed("text", memory_text, records)
 print(json.dumps(took))
