@@ -304,13 +304,18 @@ class _Walk:
         self.inner[step] = callee_peak(walks)
 
     def run(self) -> None:
-        values, buffers = self.values, self.buffers
+        values, buffers, new, value, plain_ops = self.values, self.buffers, self.new, self.value, _PLAIN
         for step, instr in enumerate(self.comp.instructions):
             for o in instr.operands:
                 for b in values[o]:
                     if b >= 0:  # (steps only grow: this read is the latest so far)
                         buffers[b].last_use = step
-            values[instr.name] = self.value(instr, step)
+            if plain_ops.get(instr.opcode):  # (value()'s first case, asked here: most)
+                text = instr.attr_text
+                if ("aliasing" not in text) if text else not instr._attrs:
+                    values[instr.name] = new(instr, step)
+                    continue
+            values[instr.name] = value(instr, step)
         end = len(self.comp.instructions)
         for b in self.values[self.comp.root.name]:  # (the parser: no computation is empty)
             if b >= 0:
