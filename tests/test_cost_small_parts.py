@@ -423,6 +423,36 @@ def test_adding_a_cost_times_a_trip_count():
     assert total.unknown_trip_counts == ["w0", "w1"] and total.unknown == [("x", "why")]
 
 
+@pytest.mark.parametrize("times", [1, 1.0, 3, 0.5])
+@pytest.mark.parametrize("piece", [
+    dict(bytes_read=30, bytes_written=40, padded_read=50, padded_written=60, hbm_bytes=70),
+    dict(bytes_read=30.7, bytes_written=40, padded_read=50, padded_written=60, hbm_bytes=70),
+    dict(bytes_read=30, bytes_written=40, padded_read=50, padded_written=60.2, hbm_bytes=70),
+    dict(bytes_read=(1 << 53) + 1, bytes_written=40, padded_read=50, padded_written=60, hbm_bytes=70),
+    dict(bytes_read=30, bytes_written=40, padded_read=50, padded_written=60, hbm_bytes=(1 << 60) + 3),
+], ids=["ints", "a float read", "a float written", "beyond 2**53 read", "beyond 2**53 in HBM"])
+def test_adding_a_cost_once_is_the_trip_counted_sum(piece, times):
+    """Cost.add takes an op's cost as it is where it is added once; the totals are those of
+    the general sum, int(n * times) per byte count (HAND-WRITTEN figures: fractional byte
+    counts, and counts no float holds exactly, keep the general sum's rounding)."""
+    from hloscope.cost.ops import Cost
+
+    def summed(total, other, k):
+        return (total.flops + other.flops * k, total.transcendentals + other.transcendentals * k,
+                *(getattr(total, q) + int(getattr(other, q) * k) for q in
+                  ("bytes_read", "bytes_written", "padded_read", "padded_written", "hbm_bytes")))
+
+    total = Cost(flops=1.5, transcendentals=2, bytes_read=3, bytes_written=4, padded_read=5, padded_written=6,
+                 hbm_bytes=7)
+    other = Cost(flops=10.25, transcendentals=20, unknown=[("x", "why")], **piece)
+    want = summed(total, other, times)
+    total.add(other, times)
+    got = (total.flops, total.transcendentals, total.bytes_read, total.bytes_written, total.padded_read,
+           total.padded_written, total.hbm_bytes)
+    assert got == want and [type(v) for v in got] == [type(v) for v in want]
+    assert total.unknown == [("x", "why")]
+
+
 def test_the_most_of_a_conditionals_branches():
     from hloscope.cost.ops import Cost
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+_EXACT = 1 << 53  # (integers below it are exact as floats)
+
+
 @dataclass(slots=True)
 class Cost:
     flops: float = 0.0
@@ -27,6 +30,24 @@ class Cost:
         return self.padded_read + self.padded_written
 
     def add(self, other: Cost, times: float = 1.0) -> None:
+        if times == 1 and other.bytes_read.__class__ is int and other.bytes_written.__class__ is int \
+                and other.padded_read.__class__ is int and other.padded_written.__class__ is int \
+                and other.hbm_bytes.__class__ is int and other.padded_read < _EXACT \
+                and other.padded_written < _EXACT and other.hbm_bytes < _EXACT \
+                and other.bytes_read < _EXACT and other.bytes_written < _EXACT:
+            # (once each: the entry's ops; int(n * 1.0) is n while n is a float exactly)
+            self.flops += other.flops * times
+            self.transcendentals += other.transcendentals * times
+            self.bytes_read += other.bytes_read
+            self.bytes_written += other.bytes_written
+            self.padded_read += other.padded_read
+            self.padded_written += other.padded_written
+            self.hbm_bytes += other.hbm_bytes
+            if other.unknown_trip_counts:
+                self.unknown_trip_counts.extend(other.unknown_trip_counts)
+            if other.unknown:
+                self.unknown.extend(other.unknown)
+            return
         self.flops += other.flops * times
         self.transcendentals += other.transcendentals * times
         self.bytes_read += int(other.bytes_read * times)
