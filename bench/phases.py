@@ -30,16 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import ROOT, xla_parse  # noqa: E402
 from targets import BIG_30, FILES  # noqa: E402
 
-_PHASES = r'''
-import json, sys, time
-t = time.perf_counter()
-from hloscope._speed.nogc import no_cyclic_gc
-from hloscope.lint import LintOptions, build_rules
-from hloscope.parser.files import read
-from hloscope.parser.load import _checked, _scanned, check_values, decode
-from hloscope.parser.text import Lines
-from hloscope.rules.engine import run
-took = {"imports": time.perf_counter() - t}
+_TIMED = r'''
 path = sys.argv[1]
 
 
@@ -50,6 +41,18 @@ def timed(name, fn, *args):
     return got
 
 
+'''
+_PHASES = r'''
+import json, sys, time
+t = time.perf_counter()
+from hloscope._speed.nogc import no_cyclic_gc
+from hloscope.lint import LintOptions, build_rules
+from hloscope.parser.files import read
+from hloscope.parser.load import _checked, _scanned, check_values, decode
+from hloscope.parser.text import Lines
+from hloscope.rules.engine import run
+took = {"imports": time.perf_counter() - t}
+''' + _TIMED + r'''
 with no_cyclic_gc():
     rules = timed("rule objects", build_rules, LintOptions())
     text = timed("read", lambda: decode(read(path), path))
@@ -70,17 +73,7 @@ from hloscope._speed.nogc import no_cyclic_gc
 from hloscope.parser.files import read
 from hloscope.parser.load import _scanned, decode
 '''
-_READ = r'''
-path = sys.argv[1]
-
-
-def timed(name, fn, *args):
-    t = time.perf_counter()
-    got = fn(*args)
-    took[name] = time.perf_counter() - t
-    return got
-
-
+_READ = _TIMED + r'''
 with no_cyclic_gc():
     text = timed("read", lambda: decode(read(path), path))
     modules = timed("scan", _scanned, text, path)
