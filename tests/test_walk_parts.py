@@ -78,7 +78,7 @@ def test_each_order_s_peak_is_the_pass_over_every_buffer(path):
     walk = _walk_unplaced(module)
     temps = [b for b in walk.buffers if b.space == 0 and b.kind == "temp" and b.bytes]
     assert temps
-    delta = placement._hbm_deltas(walk)
+    delta = walk.deltas(0)[0]
     for own in ([], temps[::3], temps[1::2]):
         for b in own:
             b.kind = "in output"

@@ -235,8 +235,7 @@ def platform_of(module) -> str | None:
     tiled layouts (TPU), cuBLAS/cuDNN/Triton/TransformerEngine custom calls or the keys of
     XLA's GPU backend configs (GPU), else a scheduled module is the CPU's; None before
     optimization (nothing says). Found once per module (`Module.fact`)."""
-    fact = getattr(module, "fact", None)
-    return fact("platform", _platform) if fact is not None else _platform(module)
+    return module.fact("platform", _platform)
 
 
 def _platform(module) -> str | None:

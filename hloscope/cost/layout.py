@@ -140,8 +140,7 @@ def memory_leaves(shape: Shape) -> list[ArrayMemory]:
 def has_tiled_layouts(module: Module) -> bool:
     """Whether any instruction's layout carries tiles (TPU compiler output); found once per
     module (`Module.fact`)."""
-    fact = getattr(module, "fact", None)
-    return fact("tiled", _tiled) if fact is not None else _tiled(module)
+    return module.fact("tiled", _tiled)
 
 
 def _tiled(module: Module) -> bool:

@@ -11,7 +11,7 @@ the loop that runs before the gradient's buffer is allocated).
 from __future__ import annotations
 
 import bisect
-from itertools import accumulate, compress
+from itertools import compress
 from dataclasses import replace
 from typing import Any
 
@@ -58,7 +58,7 @@ def place_in_outputs(walk: _Walk) -> None:
     held = [_held(walk, k, whiles) for k in ids]
     number = {id(b): k for k, b in enumerate(walk.buffers)}
     spec = _spec(temps, number)  # (the core's view of them: made once for both orders)
-    delta = _hbm_deltas(walk)
+    delta = walk.deltas(0)[0]
     best = None
     for order in (range(len(outputs)), sorted(range(len(outputs)), key=lambda k: -outputs[k].defined)):
         placed, moved = _assign(outputs, temps, list(order), held, ids, number, walk.touching, spec)
@@ -72,32 +72,17 @@ def place_in_outputs(walk: _Walk) -> None:
     _apply(walk, best[1], best[2], "in output")
 
 
-def _hbm_deltas(walk: _Walk) -> list[int]:
-    """live_per_space's step deltas of the walk's HBM temporaries (before any is placed)."""
-    n = len(walk.comp.instructions) + 1
-    delta = [0] * (n + 1)
-    for b in walk.buffers:
-        if b.space == 0 and b.kind == "temp" and b.bytes:
-            delta[b.defined] += b.bytes
-            delta[min(b.last_use, n - 1) + 1] -= b.bytes
-    return delta
-
-
 def _hbm_peak(walk: _Walk, delta: list[int], own: list) -> int:
     """The HBM peak live_per_space(0) gives once the walk's own temporaries `own` are in
-    outputs (their deltas taken from `delta`, _hbm_deltas's), the callees' peaks as they
-    now are: one running sum, not a pass over every buffer per order tried."""
-    n = len(delta) - 1
+    outputs (their deltas taken from `delta`, the walk's HBM deltas before any is placed),
+    the callees' peaks as they now are: not a pass over every buffer per order tried."""
     if own:
+        n = len(delta) - 1
         delta = delta.copy()
         for b in own:
             delta[b.defined] -= b.bytes
             delta[min(b.last_use, n - 1) + 1] += b.bytes
-    live = list(accumulate(delta[:n]))
-    for step, peaks in walk.inner.items():
-        if step < n:
-            live[step] += peaks.get(0, 0)
-    return max(live, default=0)
+    return max(walk.live(0, delta), default=0)
 
 
 def _whiles(walk: _Walk) -> list[int]:

@@ -30,31 +30,25 @@ class Cost:
         return self.padded_read + self.padded_written
 
     def add(self, other: Cost, times: float = 1.0) -> None:
+        self.flops += other.flops * times
+        self.transcendentals += other.transcendentals * times
         if times == 1 and other.bytes_read.__class__ is int and other.bytes_written.__class__ is int \
                 and other.padded_read.__class__ is int and other.padded_written.__class__ is int \
                 and other.hbm_bytes.__class__ is int and other.padded_read < _EXACT \
                 and other.padded_written < _EXACT and other.hbm_bytes < _EXACT \
                 and other.bytes_read < _EXACT and other.bytes_written < _EXACT:
             # (once each: the entry's ops; int(n * 1.0) is n while n is a float exactly)
-            self.flops += other.flops * times
-            self.transcendentals += other.transcendentals * times
             self.bytes_read += other.bytes_read
             self.bytes_written += other.bytes_written
             self.padded_read += other.padded_read
             self.padded_written += other.padded_written
             self.hbm_bytes += other.hbm_bytes
-            if other.unknown_trip_counts:
-                self.unknown_trip_counts.extend(other.unknown_trip_counts)
-            if other.unknown:
-                self.unknown.extend(other.unknown)
-            return
-        self.flops += other.flops * times
-        self.transcendentals += other.transcendentals * times
-        self.bytes_read += int(other.bytes_read * times)
-        self.bytes_written += int(other.bytes_written * times)
-        self.padded_read += int(other.padded_read * times)
-        self.padded_written += int(other.padded_written * times)
-        self.hbm_bytes += int(other.hbm_bytes * times)
+        else:
+            self.bytes_read += int(other.bytes_read * times)
+            self.bytes_written += int(other.bytes_written * times)
+            self.padded_read += int(other.padded_read * times)
+            self.padded_written += int(other.padded_written * times)
+            self.hbm_bytes += int(other.hbm_bytes * times)
         if other.unknown_trip_counts:
             self.unknown_trip_counts.extend(other.unknown_trip_counts)
         if other.unknown:

@@ -90,20 +90,13 @@ class _Walk:
         return self.values[instr.name][offsets[index]:offsets[index + 1]]
 
     def value(self, instr: Instruction, step: int) -> list[int]:
+        """The buffer ids of an instruction's value, for all but run()'s plain case."""
         op = instr.opcode
-        plain = _PLAIN.get(op)
-        if plain is None:
-            plain = _PLAIN[op] = _plain(op)
-        if plain:  # (most: a new value of its own, shared with no operand: _made's plain case)
-            text = instr.attr_text
-            if ("aliasing" not in text) if text else not instr._attrs:
-                return self.new(instr, step)
         by_name = self.by_name
         operands = [by_name[o] for o in instr.operands]  # (the parser: each defined before its use)
         if op in SHARE_OPS:  # (most of the rest: elementwise, written over an operand that dies)
             shape = instr.shape
-            text = instr.attr_text
-            if shape.is_array and (("aliasing" not in text) if text else not instr._attrs):
+            if shape.is_array and _unaliased(instr):
                 return self._shared(instr, step, operands, shape)
         if op not in _NAMING and not op.endswith(_ASYNC_PARTS):  # (most: one new value)
             return self._made(instr, step, operands)
@@ -310,12 +303,15 @@ class _Walk:
                 for b in values[o]:
                     if b >= 0:  # (steps only grow: this read is the latest so far)
                         buffers[b].last_use = step
-            if plain_ops.get(instr.opcode):  # (value()'s first case, asked here: most)
-                text = instr.attr_text
-                if ("aliasing" not in text) if text else not instr._attrs:
-                    values[instr.name] = new(instr, step)
-                    continue
-            values[instr.name] = value(instr, step)
+            plain = plain_ops.get(instr.opcode)
+            if plain is None:
+                plain = plain_ops[instr.opcode] = _plain(instr.opcode)
+            # (most: a new value of its own, shared with no operand: _made's plain case;
+            # _unaliased written out, as it is asked of most instructions)
+            if plain and (("aliasing" not in text) if (text := instr.attr_text) else not instr._attrs):
+                values[instr.name] = new(instr, step)
+            else:
+                values[instr.name] = value(instr, step)
         end = len(self.comp.instructions)
         for b in self.values[self.comp.root.name]:  # (the parser: no computation is empty)
             if b >= 0:
@@ -337,8 +333,13 @@ class _Walk:
     def live_per_space(self, only: int | None = None) -> dict[int, list[int]]:
         """Bytes of temporaries live at each step, callees' peaks included, per memory
         space (every space a buffer or a callee's peak is in), from one pass over the
-        buffers; `only`: that space alone (zeros where nothing is in it), as placement
-        compares its two orders by HBM's."""
+        buffers; `only`: that space alone (zeros where nothing is in it)."""
+        return {space: self.live(space, delta) for space, delta in self.deltas(only).items()}
+
+    def deltas(self, only: int | None = None) -> dict[int, list[int]]:
+        """Per memory space (`only`: that one), how the bytes of live temporaries change at
+        each step: + where one is defined, - after its last use (live() adds them up;
+        placement takes out those it places, for each order it tries)."""
         n = len(self.comp.instructions) + 1
         deltas: dict[int, list[int]] = {} if only is None else {only: [0] * (n + 1)}
         for b in self.buffers:
@@ -351,19 +352,20 @@ class _Walk:
         if only is None:
             for space in {s for peaks in self.inner.values() for s in peaks} - deltas.keys():
                 deltas[space] = [0] * (n + 1)
-        out = {}
-        for space, delta in deltas.items():
-            live = list(accumulate(delta[:n]))  # (the running sum: live at each step)
-            for step, peaks in self.inner.items():
-                if step < n:
-                    live[step] += peaks.get(space, 0)
-            out[space] = live
-        return out
+        return deltas
+
+    def live(self, space: int, delta: list[int]) -> list[int]:
+        """The bytes live at each step in one space: the running sum of its deltas, plus
+        the peaks of the callees run at each step as they now are."""
+        n = len(self.comp.instructions) + 1
+        live = list(accumulate(delta[:n]))
+        for step, peaks in self.inner.items():
+            if step < n:
+                live[step] += peaks.get(space, 0)
+        return live
 
     def peak_per_space(self) -> dict[int, int]:
         return {s: max(live, default=0) for s, live in self.live_per_space().items()}
-
-
 
 
 # Opcodes whose value _made makes with no operand's buffer involved unless an attribute says
@@ -375,6 +377,13 @@ _PLAIN: dict[str, bool] = {}
 
 def _plain(op: str) -> bool:
     return not (op in _NAMING or op.endswith(_ASYNC_PARTS) or op in _NOT_PLAIN)
+
+
+def _unaliased(instr: Instruction) -> bool:
+    """No aliasing attribute (`output_to_operand_aliasing`, a backend_config's
+    `aliasing_operands`), without splitting the attributes."""
+    text = instr.attr_text
+    return ("aliasing" not in text) if text else not instr._attrs
 
 
 _NOT_PLAIN = UPDATES | SHARE_OPS | {"sort", "fusion", "all-reduce-start"}

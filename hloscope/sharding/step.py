@@ -198,18 +198,11 @@ def _estimate_between(module: Module, computation: str, first: str, last: str,
 def _async_copies(module: Module, rows: dict) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     """(start, done) row keys of each copy-start and the copy-done that takes it."""
     out = []
-    users_in: dict[str, dict] = {}  # (each computation's users index, asked once)
     for key, r in rows.items():
-        if r.opcode != "copy-start":
-            continue
-        comp_name, name = key
-        users = users_in.get(comp_name)
-        if users is None:
-            comp = module.by_name.get(comp_name)
-            users = users_in[comp_name] = comp.users() if comp is not None else {}
-        for u in users.get(name, ()):
+        comp = module.by_name.get(key[0]) if r.opcode == "copy-start" else None
+        for u in comp.users().get(key[1], ()) if comp is not None else ():
             if u.opcode == "copy-done":
-                out.append((key, (comp_name, u.name)))
+                out.append((key, (key[0], u.name)))
                 break
     return out
 
