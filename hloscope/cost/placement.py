@@ -123,8 +123,11 @@ def _assign(outputs: list, temps: list, order: list[int], held: list[list[tuple[
     core = native()
     if core is None or ids is None or number is None or not hasattr(core, "place"):
         return assign_plain(outputs, temps, order, held, ids, number, touch)
-    flags = core.place([o.bytes for o in outputs], [o.defined for o in outputs], held, ids, order,
-                       spec if spec is not None else _spec(temps, number), set(touch), RUN)
+    try:
+        flags = core.place([o.bytes for o in outputs], [o.defined for o in outputs], held, ids, order,
+                           spec if spec is not None else _spec(temps, number), set(touch), RUN)
+    except OverflowError:  # (a buffer of 2**63 bytes or more: the core's integers hold less)
+        return assign_plain(outputs, temps, order, held, ids, number, touch)
     fits = list(compress(temps, flags))  # (few: those placed)
     return [t for _, t in fits], {seen.defined for seen, t in fits if seen is not t}
 

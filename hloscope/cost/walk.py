@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate
 
+from hloscope._speed import native
 from hloscope.cost.layout import memory_leaves
 from hloscope.cost.placement import callee_peak, place_in_outputs
 from hloscope.cost.sharing import (
@@ -297,6 +298,26 @@ class _Walk:
         self.inner[step] = callee_peak(walks)
 
     def run(self) -> None:
+        core = native()
+        if core is not None and hasattr(core, "walk_steps"):
+            # (the loop below in the compiled core: native/src/steps.rs. The buffers are its
+            # columns while it runs, which value() reads and writes through views; then
+            # Buffers, as the rest of the analysis reads them)
+            self.buffers = core.Store()
+            try:
+                core.walk_steps(self, memory_leaves, _plain, SHARE_OPS, list(_PASSED))
+                self.buffers = self.buffers.buffers(Buffer)
+            except (OverflowError, RuntimeError):
+                # (a buffer of 2**63 bytes or more, which the columns do not hold, or the
+                # core's internal error: the Python steps, which raise what they raise)
+                self.__init__(self.module, self.comp, self.outer, self.platform)
+                self._steps()
+        else:
+            self._steps()
+        self._ends()
+
+    def _steps(self) -> None:
+        """Each instruction's value, in schedule order (the plain route of walk_steps)."""
         values, buffers, new, value, plain_ops = self.values, self.buffers, self.new, self.value, _PLAIN
         for step, instr in enumerate(self.comp.instructions):
             for o in instr.operands:
@@ -312,6 +333,9 @@ class _Walk:
                 values[instr.name] = new(instr, step)
             else:
                 values[instr.name] = value(instr, step)
+
+    def _ends(self) -> None:
+        """The root's buffers live to the end; then sharing and placement."""
         end = len(self.comp.instructions)
         for b in self.values[self.comp.root.name]:  # (the parser: no computation is empty)
             if b >= 0:

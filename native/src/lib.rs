@@ -4,7 +4,7 @@
 //! depth), and the cache's file digest. The pure-Rust modules are `scan`, `lines`, `check`,
 //! `count`, `structure`, `place`, `text`, `digest`; with the `python` feature, PyO3 bindings
 //! expose them to hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`,
-//! `.count`, `.lines`, `.checks`, `.place`, `.lines_with`, `.nesting_beyond`,
+//! `.count`, `.lines`, `.checks`, `.place`, `.walk_steps` (memory's walk: `steps`), `.lines_with`, `.nesting_beyond`,
 //! `.digest_bytes`, `.digest_str`, `.digest_file`). A panic inside never
 //! reaches Python as a crash: it is caught and raised as a RuntimeError.
 
@@ -16,6 +16,9 @@ pub mod place;
 pub mod scan;
 pub mod structure;
 pub mod text;
+
+#[cfg(feature = "python")]
+mod steps;
 
 #[cfg(feature = "python")]
 mod python {
@@ -687,6 +690,9 @@ mod python {
         m.add_function(wrap_pyfunction!(attr_items_deep, m)?)?;
         m.add_function(wrap_pyfunction!(comments_out, m)?)?;
         m.add_function(wrap_pyfunction!(place, m)?)?;
+        m.add_function(wrap_pyfunction!(crate::steps::walk_steps, m)?)?;
+        m.add_class::<crate::steps::Store>()?;
+        m.add_class::<crate::steps::Slot>()?;
         m.add_function(wrap_pyfunction!(checks, m)?)?;
         m.add_function(wrap_pyfunction!(line_texts, m)?)?;
         m.add_function(wrap_pyfunction!(line_breaks, m)?)?;
