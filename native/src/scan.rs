@@ -63,8 +63,20 @@ fn literal_opcode(op: &[u8]) -> bool {
     op == b"constant" || op == b"parameter"
 }
 
+/// The bytes of a name as the table reads it (`%` too): one lookup a byte.
+const NAME_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-' || b == b'%';
+        c += 1;
+    }
+    t
+};
+
 fn is_name_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'-' || c == b'%'
+    NAME_BYTES[c as usize]
 }
 
 /// Index one past the bracket that closes the one at `at` (`(`, `[` or `{`), skipping
