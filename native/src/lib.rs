@@ -1,12 +1,14 @@
 //! hloscope's compiled core (issue #37): HLO text -> a compact module table, the parser's
-//! line reader, validate's structural checks (with each computation's structure digest),
-//! the placement of temporaries, whole-text questions (lines holding a marker, bracket
-//! depth), and the cache's file digest. The pure-Rust modules are `scan`, `lines`, `check`,
-//! `count`, `structure`, `place`, `text`, `digest`; with the `python` feature, PyO3 bindings
-//! expose them to hloscope (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`,
-//! `.count`, `.lines`, `.checks`, `.place`, `.walk_steps` (memory's walk: `steps`), `.lines_with`, `.nesting_beyond`,
-//! `.digest_bytes`, `.digest_str`, `.digest_file`). A panic inside never
-//! reaches Python as a crash: it is caught and raised as a RuntimeError.
+//! line reader (and the instructions it makes), validate's structural checks (with each
+//! computation's structure digest), the placement of temporaries, memory's walk, whole-text
+//! questions (lines holding a marker, bracket depth), and the cache's file digest. The
+//! pure-Rust modules are `scan`, `lines`, `check`, `count`, `structure`, `place`, `text`,
+//! `digest`; with the `python` feature, PyO3 bindings expose them to hloscope
+//! (`hloscope_native.scan_table`, `.scan_spans`, `.opcode_counts`, `.count`, `.lines`,
+//! `.lines_from`, `.instructions_from`, `.checks`, `.place`, `.walk_steps` and `.Store`
+//! (memory's walk: `steps`), `.lines_with`, `.nesting_beyond`, `.digest_bytes`,
+//! `.digest_str`, `.digest_file`). A panic inside never reaches Python as a crash: it is
+//! caught and raised as a RuntimeError.
 
 pub mod check;
 pub mod count;
@@ -159,7 +161,7 @@ mod python {
     fn lines<'py>(py: Python<'py>, text: &str, texts: bool) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         let count = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
-        fill(py, &out, text, 0, count, texts)?;
+        fill(py, &out, text, 0, count, texts, None)?;
         Ok(out)
     }
 
@@ -182,8 +184,58 @@ mod python {
             pyo3::exceptions::PyValueError::new_err("start is past the text or inside a character")
         })?;
         let out = PyList::empty(py);
-        let next = fill(py, &out, rest, first, count, texts)?;
+        let next = fill(py, &out, rest, first, count, texts, None)?;
         Ok((out, next.map(|at| start + at)))
+    }
+
+    /// `lines_from(text, start, first, count, texts=True)`, where an instruction printed
+    /// with no operand shapes and with no literal or a parameter number in plain digits is
+    /// made here, its shape text and Shape from `shapes` (text -> (that text, its Shape)),
+    /// or else from `shape(text)`, which reads it (and keeps it there): `cls(name, opcode, shape text, operands,
+    /// nones[len(operands)], None, literal, root, line + at, indent + 1, "", shape,
+    /// attributes, reader, calls)` (hloscope.parser.fast.native.scan_native, which sets
+    /// its computation, makes the others from their fields as before).
+    #[pyfunction]
+    #[allow(clippy::too_many_arguments)]
+    fn instructions_from<'py>(
+        py: Python<'py>,
+        text: &str,
+        start: usize,
+        first: usize,
+        count: usize,
+        cls: Bound<'py, PyAny>,
+        shapes: Bound<'py, PyDict>,
+        shape: Bound<'py, PyAny>,
+        reader: Bound<'py, PyAny>,
+        nones: Bound<'py, PyList>,
+        at: usize,
+    ) -> PyResult<(Bound<'py, PyList>, Option<usize>)> {
+        let rest = text.get(start..).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err("start is past the text or inside a character")
+        })?;
+        let out = PyList::empty(py);
+        let make = Make {
+            cls,
+            shapes,
+            shape,
+            reader,
+            nones,
+            at,
+            empty: PyString::new(py, ""),
+        };
+        let next = fill(py, &out, rest, first, count, true, Some(&make))?;
+        Ok((out, next.map(|at| start + at)))
+    }
+
+    /// What `instructions_from` makes instructions with.
+    struct Make<'py> {
+        cls: Bound<'py, PyAny>,
+        shapes: Bound<'py, PyDict>,
+        shape: Bound<'py, PyAny>,
+        reader: Bound<'py, PyAny>,
+        nones: Bound<'py, PyList>,
+        at: usize,
+        empty: Bound<'py, PyString>,
     }
 
     /// The items of `text`'s lines (numbered from `first` + 1), at most `count`, appended to
@@ -195,6 +247,7 @@ mod python {
         first: usize,
         count: usize,
         texts: bool,
+        make: Option<&Make<'py>>,
     ) -> PyResult<Option<usize>> {
         use crate::check::Map;
         use crate::lines::{line, split_lines, strip_comments, uncommented, Line};
@@ -220,7 +273,7 @@ mod python {
                     // them taken out as Python's line scanner takes them; its texts are new
                     // strings unless an earlier line made one (the stripped text is dropped)
                     Line::Other => match strip_comments(s).as_deref().and_then(uncommented) {
-                        Some(l) => push(py, out, no, l, &mut |t: &str| {
+                        Some(l) => push(py, out, no, l, None, &mut |t: &str| {
                             strings
                                 .get(t)
                                 .cloned()
@@ -229,7 +282,7 @@ mod python {
                         None if texts => out.append(PyString::new(py, s))?,
                         None => out.append(no)?,
                     },
-                    l => push(py, out, no, l, &mut |t| intern(py, &mut strings, t))?,
+                    l => push(py, out, no, l, make, &mut |t| intern(py, &mut strings, t))?,
                 }
             }
             Ok(())
@@ -247,6 +300,7 @@ mod python {
         out: &Bound<'py, PyList>,
         no: usize,
         read: crate::lines::Line<'s>,
+        make: Option<&Make<'py>>,
         intern: &mut dyn FnMut(&'s str) -> Bound<'py, pyo3::types::PyString>,
     ) -> PyResult<()> {
         use crate::lines::Line;
@@ -263,6 +317,49 @@ mod python {
             Line::Instruction(f) => {
                 let (name, shape, opcode) = (intern(f.name), intern(f.shape), intern(f.opcode));
                 let operands = tuple_of(py, &f.operands, intern)?;
+                let plain_literal = f
+                    .literal
+                    .is_none_or(|l| !l.is_empty() && l.bytes().all(|c| c.is_ascii_digit()));
+                if let Some(m) = make.filter(|_| f.operand_shapes.is_empty() && plain_literal) {
+                    {
+                        let known = match m.shapes.get_item(&shape)? {
+                            Some(known) => known,
+                            None => m.shape.call1((&shape,))?,
+                        };
+                        let known = known.downcast::<pyo3::types::PyTuple>()?;
+                        let n = f.operands.len();
+                        let nones = if n < m.nones.len() {
+                            m.nones.get_item(n)?
+                        } else {
+                            pyo3::types::PyTuple::new(py, (0..n).map(|_| py.None()))?.into_any()
+                        };
+                        let calls = match &f.calls {
+                            Some(names) => tuple_of(py, names, intern)?.into_any(),
+                            None => py.None().into_bound(py),
+                        };
+                        let args: [Bound<'py, PyAny>; 15] = [
+                            name.into_any(),
+                            opcode.into_any(),
+                            known.get_item(0)?,
+                            operands.into_any(),
+                            nones,
+                            py.None().into_bound(py),
+                            match f.literal {
+                                Some(l) => PyString::new(py, l).into_any(),
+                                None => py.None().into_bound(py),
+                            },
+                            PyBool::new(py, f.root).to_owned().into_any(),
+                            (no + m.at).into_pyobject(py)?.into_any(),
+                            (f.indent + 1).into_pyobject(py)?.into_any(),
+                            m.empty.clone().into_any(),
+                            known.get_item(1)?,
+                            PyString::new(py, f.attrs).into_any(),
+                            m.reader.clone(),
+                            calls,
+                        ];
+                        return out.append(m.cls.call1(pyo3::types::PyTuple::new(py, args)?)?);
+                    }
+                }
                 let typed = if f.operand_shapes.is_empty() {
                     None
                 } else {
@@ -683,6 +780,7 @@ mod python {
     fn hloscope_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(lines, m)?)?;
         m.add_function(wrap_pyfunction!(lines_from, m)?)?;
+        m.add_function(wrap_pyfunction!(instructions_from, m)?)?;
         m.add_function(wrap_pyfunction!(scan_table, m)?)?;
         m.add_function(wrap_pyfunction!(scan_spans, m)?)?;
         m.add_function(wrap_pyfunction!(opcode_counts, m)?)?;
