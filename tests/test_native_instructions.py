@@ -61,8 +61,8 @@ def test_most_instructions_come_made():
         pytest.skip("the corpus is not at hand")
     text = path.read_text()
     lines = _Lines(str(path))
-    items, _ = native.instructions_from(text, 0, 0, 1 << 30, Instruction, lines.shapes, lines.shape,
-                                        NATIVE_READER, _NONES, 0)
+    items, _ = native.instructions_from(text, 0, 0, 1 << 30,
+                                        (Instruction, lines.shapes, lines.shape, NATIVE_READER, _NONES, 0))
     made = [i for i in items if isinstance(i, Instruction)]
     fields = [i for i in items if isinstance(i, tuple) and len(i) == 11]
     assert len(made) > 20 * len(fields) > 0

@@ -190,53 +190,40 @@ mod python {
 
     /// `lines_from(text, start, first, count, texts=True)`, where an instruction printed
     /// with no operand shapes and with no literal or a parameter number in plain digits is
-    /// made here, its shape text and Shape from `shapes` (text -> (that text, its Shape)),
-    /// or else from `shape(text)`, which reads it (and keeps it there): `cls(name, opcode, shape text, operands,
+    /// made here (`make`: (cls, shapes, shape, reader, nones, at)), its shape text and
+    /// Shape from `shapes` (text -> (that text, its Shape)) or else from `shape(text)`,
+    /// which reads it and keeps it there: `cls(name, opcode, shape text, operands,
     /// nones[len(operands)], None, literal, root, line + at, indent + 1, "", shape,
     /// attributes, reader, calls)` (hloscope.parser.fast.native.scan_native, which sets
     /// its computation, makes the others from their fields as before).
     #[pyfunction]
-    #[allow(clippy::too_many_arguments)]
     fn instructions_from<'py>(
         py: Python<'py>,
         text: &str,
         start: usize,
         first: usize,
         count: usize,
-        cls: Bound<'py, PyAny>,
-        shapes: Bound<'py, PyDict>,
-        shape: Bound<'py, PyAny>,
-        reader: Bound<'py, PyAny>,
-        nones: Bound<'py, PyList>,
-        at: usize,
+        make: Make<'py>,
     ) -> PyResult<(Bound<'py, PyList>, Option<usize>)> {
         let rest = text.get(start..).ok_or_else(|| {
             pyo3::exceptions::PyValueError::new_err("start is past the text or inside a character")
         })?;
         let out = PyList::empty(py);
-        let make = Make {
-            cls,
-            shapes,
-            shape,
-            reader,
-            nones,
-            at,
-            empty: PyString::new(py, ""),
-        };
         let next = fill(py, &out, rest, first, count, true, Some(&make))?;
         Ok((out, next.map(|at| start + at)))
     }
 
-    /// What `instructions_from` makes instructions with.
-    struct Make<'py> {
-        cls: Bound<'py, PyAny>,
-        shapes: Bound<'py, PyDict>,
-        shape: Bound<'py, PyAny>,
-        reader: Bound<'py, PyAny>,
-        nones: Bound<'py, PyList>,
-        at: usize,
-        empty: Bound<'py, PyString>,
-    }
+    /// What `instructions_from` makes instructions with, a tuple: (cls, shapes, shape,
+    /// reader, nones, at).
+    #[derive(FromPyObject)]
+    struct Make<'py>(
+        Bound<'py, PyAny>,
+        Bound<'py, PyDict>,
+        Bound<'py, PyAny>,
+        Bound<'py, PyAny>,
+        Bound<'py, PyList>,
+        usize,
+    );
 
     /// The items of `text`'s lines (numbered from `first` + 1), at most `count`, appended to
     /// `out`; Some(the byte of `text` where the lines left start) when `count` stopped it.
@@ -322,14 +309,14 @@ mod python {
                     .is_none_or(|l| !l.is_empty() && l.bytes().all(|c| c.is_ascii_digit()));
                 if let Some(m) = make.filter(|_| f.operand_shapes.is_empty() && plain_literal) {
                     {
-                        let known = match m.shapes.get_item(&shape)? {
+                        let known = match m.1.get_item(&shape)? {
                             Some(known) => known,
-                            None => m.shape.call1((&shape,))?,
+                            None => m.2.call1((&shape,))?,
                         };
                         let known = known.downcast::<pyo3::types::PyTuple>()?;
                         let n = f.operands.len();
-                        let nones = if n < m.nones.len() {
-                            m.nones.get_item(n)?
+                        let nones = if n < m.4.len() {
+                            m.4.get_item(n)?
                         } else {
                             pyo3::types::PyTuple::new(py, (0..n).map(|_| py.None()))?.into_any()
                         };
@@ -349,15 +336,15 @@ mod python {
                                 None => py.None().into_bound(py),
                             },
                             PyBool::new(py, f.root).to_owned().into_any(),
-                            (no + m.at).into_pyobject(py)?.into_any(),
+                            (no + m.5).into_pyobject(py)?.into_any(),
                             (f.indent + 1).into_pyobject(py)?.into_any(),
-                            m.empty.clone().into_any(),
+                            PyString::new(py, "").into_any(),
                             known.get_item(1)?,
                             PyString::new(py, f.attrs).into_any(),
-                            m.reader.clone(),
+                            m.3.clone(),
                             calls,
                         ];
-                        return out.append(m.cls.call1(pyo3::types::PyTuple::new(py, args)?)?);
+                        return out.append(m.0.call1(pyo3::types::PyTuple::new(py, args)?)?);
                     }
                 }
                 let typed = if f.operand_shapes.is_empty() {

@@ -139,73 +139,52 @@ pub struct Slot {
     at: usize,
 }
 
-#[pymethods]
-impl Slot {
-    #[getter]
-    fn computation(&self, py: Python<'_>) -> PyObject {
-        self.store.borrow(py).computation[self.at].clone_ref(py)
-    }
-    #[setter]
-    fn set_computation(&self, py: Python<'_>, v: PyObject) {
-        self.store.borrow_mut(py).computation[self.at] = v;
-    }
-    #[getter]
-    fn instruction(&self, py: Python<'_>) -> PyObject {
-        self.store.borrow(py).instruction[self.at].clone_ref(py)
-    }
-    #[setter]
-    fn set_instruction(&self, py: Python<'_>, v: PyObject) {
-        self.store.borrow_mut(py).instruction[self.at] = v;
-    }
-    #[getter]
-    fn shape(&self, py: Python<'_>) -> PyObject {
-        self.store.borrow(py).shape[self.at].clone_ref(py)
-    }
-    #[setter]
-    fn set_shape(&self, py: Python<'_>, v: PyObject) {
-        self.store.borrow_mut(py).shape[self.at] = v;
-    }
-    #[getter]
-    fn bytes(&self, py: Python<'_>) -> i64 {
-        self.store.borrow(py).bytes[self.at]
-    }
-    #[setter]
-    fn set_bytes(&self, py: Python<'_>, v: i64) {
-        self.store.borrow_mut(py).bytes[self.at] = v;
-    }
-    #[getter]
-    fn space(&self, py: Python<'_>) -> i64 {
-        self.store.borrow(py).space[self.at]
-    }
-    #[setter]
-    fn set_space(&self, py: Python<'_>, v: i64) {
-        self.store.borrow_mut(py).space[self.at] = v;
-    }
-    #[getter]
-    fn defined(&self, py: Python<'_>) -> i64 {
-        self.store.borrow(py).defined[self.at]
-    }
-    #[setter]
-    fn set_defined(&self, py: Python<'_>, v: i64) {
-        self.store.borrow_mut(py).defined[self.at] = v;
-    }
-    #[getter]
-    fn last_use(&self, py: Python<'_>) -> i64 {
-        self.store.borrow(py).last_use[self.at]
-    }
-    #[setter]
-    fn set_last_use(&self, py: Python<'_>, v: i64) {
-        self.store.borrow_mut(py).last_use[self.at] = v;
-    }
-    #[getter]
-    fn kind(&self, py: Python<'_>) -> PyObject {
-        self.store.borrow(py).kind[self.at].clone_ref(py)
-    }
-    #[setter]
-    fn set_kind(&self, py: Python<'_>, v: PyObject) {
-        self.store.borrow_mut(py).kind[self.at] = v;
+/// A column's value as a field reads it (a copy, or another reference to the object).
+trait Cell {
+    fn read(&self, py: Python<'_>) -> Self;
+}
+
+impl Cell for i64 {
+    fn read(&self, _: Python<'_>) -> i64 {
+        *self
     }
 }
+
+impl Cell for PyObject {
+    fn read(&self, py: Python<'_>) -> PyObject {
+        self.clone_ref(py)
+    }
+}
+
+/// A `Slot`'s fields, each read and written in its `Store` column.
+macro_rules! slot_fields {
+    ($($field:ident / $set:ident: $ty:ty),* $(,)?) => {
+        #[pymethods]
+        impl Slot {
+            $(
+                #[getter]
+                fn $field(&self, py: Python<'_>) -> $ty {
+                    self.store.borrow(py).$field[self.at].read(py)
+                }
+                #[setter]
+                fn $set(&self, py: Python<'_>, v: $ty) {
+                    self.store.borrow_mut(py).$field[self.at] = v;
+                }
+            )*
+        }
+    };
+}
+
+slot_fields!(
+    computation / set_computation: PyObject,
+    instruction / set_instruction: PyObject,
+    shape / set_shape: PyObject,
+    bytes / set_bytes: i64,
+    space / set_space: i64,
+    defined / set_defined: i64,
+    last_use / set_last_use: i64,
+    kind / set_kind: PyObject,
+);
 
 /// One array leaf of a shape, as `memory_leaves` gives it.
 struct Leaf {
@@ -458,120 +437,110 @@ pub fn walk_steps(
     share_ops: &Bound<'_, PyAny>,
     passed: Vec<String>,
 ) -> PyResult<()> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        steps(py, walk, memory_leaves, plain, share_ops, passed)
+    // (a panic inside is raised as a RuntimeError: the walk then takes the Python steps)
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> PyResult<()> {
+        let platform: Option<String> = walk.getattr(intern!(py, "platform"))?.extract()?;
+        let comp = walk.getattr(intern!(py, "comp"))?;
+        let mut w = Walk {
+            py,
+            values: walk.getattr(intern!(py, "values"))?.downcast_into()?,
+            buffers: walk.getattr(intern!(py, "buffers"))?.downcast_into()?,
+            sharing: walk.getattr(intern!(py, "sharing"))?.downcast_into()?,
+            touching: walk.getattr(intern!(py, "touching"))?.downcast_into()?,
+            by_name: walk.getattr(intern!(py, "by_name"))?.downcast_into()?,
+            walk: walk.clone(),
+            comp_name: comp.getattr(intern!(py, "name"))?,
+            memory_leaves: memory_leaves.clone(),
+            temp: PyString::new(py, "temp"),
+            gpu: platform.as_deref() == Some("gpu"),
+            tpu: platform.as_deref() == Some("tpu"),
+            passed,
+            leaves: HashMap::new(),
+            arrays: HashMap::new(),
+        };
+        let value = walk.getattr(intern!(py, "value"))?;
+        let mut classes: HashMap<String, Class> = HashMap::new();
+        // (by the opcode's string object first: the parse makes one per distinct text, mostly;
+        // each kept alive by the map so that its address stays its own)
+        let mut seen: HashMap<usize, (PyObject, Class)> = HashMap::new();
+        let instructions = comp.getattr(intern!(py, "instructions"))?;
+        for (step, instr) in instructions.downcast::<PyList>()?.iter().enumerate() {
+            let operands = instr.getattr(intern!(py, "operands"))?;
+            for o in operands.try_iter()? {
+                let o = o?;
+                let ids = w
+                    .values
+                    .get_item(&o)?
+                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(o.unbind()))?;
+                let ids = ids.downcast::<PyList>()?;
+                let mut store = w.buffers.borrow_mut();
+                for b in ids.iter() {
+                    let b: i64 = b.extract()?;
+                    if b >= 0 {
+                        // (steps only grow: this read is the latest so far)
+                        *store.last_use.get_mut(b as usize).ok_or_else(|| {
+                            pyo3::exceptions::PyIndexError::new_err("list index out of range")
+                        })? = step as i64;
+                    }
+                }
+            }
+            let op = instr.getattr(intern!(py, "opcode"))?;
+            let class = if let Some((_, c)) = seen.get(&(op.as_ptr() as usize)) {
+                *c
+            } else {
+                let op_text = op.downcast::<PyString>()?.to_str()?;
+                let class = match classes.get(op_text) {
+                    Some(&c) => c,
+                    None => {
+                        let c = if plain.call1((&op,))?.is_truthy()? {
+                            Class::Plain
+                        } else if share_ops.contains(&op)? {
+                            Class::Shares
+                        } else {
+                            Class::Other
+                        };
+                        classes.insert(op_text.to_string(), c);
+                        c
+                    }
+                };
+                seen.insert(op.as_ptr() as usize, (op.clone().unbind(), class));
+                class
+            };
+            let name = instr.getattr(intern!(py, "name"))?;
+            let ids = if class == Class::Other {
+                value.call1((&instr, step))?
+            } else {
+                // (the shape first where the Python walk asks it first: `shape.is_array`)
+                let shape = if class == Class::Shares {
+                    Some(shape_of(py, &instr)?)
+                } else {
+                    None
+                };
+                let array = match &shape {
+                    Some(s) => w.array(s)?.0,
+                    None => true,
+                };
+                if array && unaliased(py, &instr)? {
+                    let shape = match shape {
+                        Some(s) => s,
+                        None => shape_of(py, &instr)?,
+                    };
+                    if class == Class::Plain {
+                        w.new_value(&shape, &name, step)?
+                    } else {
+                        w.shared(&shape, &name, &operands, step)?
+                    }
+                } else {
+                    value.call1((&instr, step))?
+                }
+            };
+            w.values.set_item(&name, ids)?;
+        }
+        Ok(())
     }))
     .unwrap_or_else(|_| {
         Err(pyo3::exceptions::PyRuntimeError::new_err(
             "hloscope_native: internal error in walk_steps",
         ))
     })
-}
-
-fn steps(
-    py: Python<'_>,
-    walk: &Bound<'_, PyAny>,
-    memory_leaves: &Bound<'_, PyAny>,
-    plain: &Bound<'_, PyAny>,
-    share_ops: &Bound<'_, PyAny>,
-    passed: Vec<String>,
-) -> PyResult<()> {
-    let platform: Option<String> = walk.getattr(intern!(py, "platform"))?.extract()?;
-    let comp = walk.getattr(intern!(py, "comp"))?;
-    let mut w = Walk {
-        py,
-        values: walk.getattr(intern!(py, "values"))?.downcast_into()?,
-        buffers: walk.getattr(intern!(py, "buffers"))?.downcast_into()?,
-        sharing: walk.getattr(intern!(py, "sharing"))?.downcast_into()?,
-        touching: walk.getattr(intern!(py, "touching"))?.downcast_into()?,
-        by_name: walk.getattr(intern!(py, "by_name"))?.downcast_into()?,
-        walk: walk.clone(),
-        comp_name: comp.getattr(intern!(py, "name"))?,
-        memory_leaves: memory_leaves.clone(),
-        temp: PyString::new(py, "temp"),
-        gpu: platform.as_deref() == Some("gpu"),
-        tpu: platform.as_deref() == Some("tpu"),
-        passed,
-        leaves: HashMap::new(),
-        arrays: HashMap::new(),
-    };
-    let value = walk.getattr(intern!(py, "value"))?;
-    let mut classes: HashMap<String, Class> = HashMap::new();
-    // (by the opcode's string object first: the parse makes one per distinct text, mostly;
-    // each kept alive by the map so that its address stays its own)
-    let mut seen: HashMap<usize, (PyObject, Class)> = HashMap::new();
-    let instructions = comp.getattr(intern!(py, "instructions"))?;
-    for (step, instr) in instructions.downcast::<PyList>()?.iter().enumerate() {
-        let operands = instr.getattr(intern!(py, "operands"))?;
-        for o in operands.try_iter()? {
-            let o = o?;
-            let ids = w
-                .values
-                .get_item(&o)?
-                .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(o.unbind()))?;
-            let ids = ids.downcast::<PyList>()?;
-            let mut store = w.buffers.borrow_mut();
-            for b in ids.iter() {
-                let b: i64 = b.extract()?;
-                if b >= 0 {
-                    // (steps only grow: this read is the latest so far)
-                    *store.last_use.get_mut(b as usize).ok_or_else(|| {
-                        pyo3::exceptions::PyIndexError::new_err("list index out of range")
-                    })? = step as i64;
-                }
-            }
-        }
-        let op = instr.getattr(intern!(py, "opcode"))?;
-        let class = if let Some((_, c)) = seen.get(&(op.as_ptr() as usize)) {
-            *c
-        } else {
-            let op_text = op.downcast::<PyString>()?.to_str()?;
-            let class = match classes.get(op_text) {
-                Some(&c) => c,
-                None => {
-                    let c = if plain.call1((&op,))?.is_truthy()? {
-                        Class::Plain
-                    } else if share_ops.contains(&op)? {
-                        Class::Shares
-                    } else {
-                        Class::Other
-                    };
-                    classes.insert(op_text.to_string(), c);
-                    c
-                }
-            };
-            seen.insert(op.as_ptr() as usize, (op.clone().unbind(), class));
-            class
-        };
-        let name = instr.getattr(intern!(py, "name"))?;
-        let ids = if class == Class::Other {
-            value.call1((&instr, step))?
-        } else {
-            // (the shape first where the Python walk asks it first: `shape.is_array`)
-            let shape = if class == Class::Shares {
-                Some(shape_of(py, &instr)?)
-            } else {
-                None
-            };
-            let array = match &shape {
-                Some(s) => w.array(s)?.0,
-                None => true,
-            };
-            if array && unaliased(py, &instr)? {
-                let shape = match shape {
-                    Some(s) => s,
-                    None => shape_of(py, &instr)?,
-                };
-                if class == Class::Plain {
-                    w.new_value(&shape, &name, step)?
-                } else {
-                    w.shared(&shape, &name, &operands, step)?
-                }
-            } else {
-                value.call1((&instr, step))?
-            }
-        };
-        w.values.set_item(&name, ids)?;
-    }
-    Ok(())
 }

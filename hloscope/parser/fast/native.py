@@ -104,8 +104,8 @@ def _part(native, text: str, start: int, first: int, shapes: dict | None = None,
     (`instructions_from`), as the loop of scan_native would make it from its fields but for
     its computation (`at`: the lines before the text)."""
     if shapes is not None and hasattr(native, "instructions_from"):
-        return native.instructions_from(text, start, first, PART, Instruction, shapes, shape,
-                                        NATIVE_READER, _NONES, at)
+        return native.instructions_from(text, start, first, PART,
+                                        (Instruction, shapes, shape, NATIVE_READER, _NONES, at))
     if hasattr(native, "lines_from"):
         return native.lines_from(text, start, first, PART, True)
     return native.lines(text, True), None
