@@ -307,12 +307,17 @@ mod python {
                 let plain_literal = f
                     .literal
                     .is_none_or(|l| !l.is_empty() && l.bytes().all(|c| c.is_ascii_digit()));
-                if let Some(m) = make.filter(|_| f.operand_shapes.is_empty() && plain_literal) {
+                // (a shape text `shape` cannot read is left with the fields: the loop of
+                // scan_native then raises its error where it would, in line order)
+                let known = match make.filter(|_| f.operand_shapes.is_empty() && plain_literal) {
+                    Some(m) => match m.1.get_item(&shape)? {
+                        Some(known) => Some((m, known)),
+                        None => m.2.call1((&shape,)).ok().map(|known| (m, known)),
+                    },
+                    None => None,
+                };
+                if let Some((m, known)) = known {
                     {
-                        let known = match m.1.get_item(&shape)? {
-                            Some(known) => known,
-                            None => m.2.call1((&shape,))?,
-                        };
                         let known = known.downcast::<pyo3::types::PyTuple>()?;
                         let n = f.operands.len();
                         let nones = if n < m.4.len() {
