@@ -312,45 +312,47 @@ mod python {
                 let known = match make.filter(|_| f.operand_shapes.is_empty() && plain_literal) {
                     Some(m) => match m.1.get_item(&shape)? {
                         Some(known) => Some((m, known)),
-                        None => m.2.call1((&shape,)).ok().map(|known| (m, known)),
+                        None => match m.2.call1((&shape,)) {
+                            Ok(known) => Some((m, known)),
+                            Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => None,
+                            Err(e) => return Err(e), // (an interrupt, not the text's error)
+                        },
                     },
                     None => None,
                 };
                 if let Some((m, known)) = known {
-                    {
-                        let known = known.downcast::<pyo3::types::PyTuple>()?;
-                        let n = f.operands.len();
-                        let nones = if n < m.4.len() {
-                            m.4.get_item(n)?
-                        } else {
-                            pyo3::types::PyTuple::new(py, (0..n).map(|_| py.None()))?.into_any()
-                        };
-                        let calls = match &f.calls {
-                            Some(names) => tuple_of(py, names, intern)?.into_any(),
+                    let known = known.downcast::<pyo3::types::PyTuple>()?;
+                    let n = f.operands.len();
+                    let nones = if n < m.4.len() {
+                        m.4.get_item(n)?
+                    } else {
+                        pyo3::types::PyTuple::new(py, (0..n).map(|_| py.None()))?.into_any()
+                    };
+                    let calls = match &f.calls {
+                        Some(names) => tuple_of(py, names, intern)?.into_any(),
+                        None => py.None().into_bound(py),
+                    };
+                    let args: [Bound<'py, PyAny>; 15] = [
+                        name.into_any(),
+                        opcode.into_any(),
+                        known.get_item(0)?,
+                        operands.into_any(),
+                        nones,
+                        py.None().into_bound(py),
+                        match f.literal {
+                            Some(l) => PyString::new(py, l).into_any(),
                             None => py.None().into_bound(py),
-                        };
-                        let args: [Bound<'py, PyAny>; 15] = [
-                            name.into_any(),
-                            opcode.into_any(),
-                            known.get_item(0)?,
-                            operands.into_any(),
-                            nones,
-                            py.None().into_bound(py),
-                            match f.literal {
-                                Some(l) => PyString::new(py, l).into_any(),
-                                None => py.None().into_bound(py),
-                            },
-                            PyBool::new(py, f.root).to_owned().into_any(),
-                            (no + m.5).into_pyobject(py)?.into_any(),
-                            (f.indent + 1).into_pyobject(py)?.into_any(),
-                            PyString::new(py, "").into_any(),
-                            known.get_item(1)?,
-                            PyString::new(py, f.attrs).into_any(),
-                            m.3.clone(),
-                            calls,
-                        ];
-                        return out.append(m.0.call1(pyo3::types::PyTuple::new(py, args)?)?);
-                    }
+                        },
+                        PyBool::new(py, f.root).to_owned().into_any(),
+                        (no + m.5).into_pyobject(py)?.into_any(),
+                        (f.indent + 1).into_pyobject(py)?.into_any(),
+                        PyString::new(py, "").into_any(),
+                        known.get_item(1)?,
+                        PyString::new(py, f.attrs).into_any(),
+                        m.3.clone(),
+                        calls,
+                    ];
+                    return out.append(m.0.call1(pyo3::types::PyTuple::new(py, args)?)?);
                 }
                 let typed = if f.operand_shapes.is_empty() {
                     None

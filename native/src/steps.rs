@@ -320,7 +320,7 @@ impl<'py> Walk<'py> {
             let leaf = &self.leaves[&(shape.as_ptr() as usize)].1[0];
             (leaf.bytes, leaf.space, self.push(name, leaf, step)?)
         };
-        let dims = shape.getattr(intern!(py, "dims"))?;
+        let dims = self.array(shape)?.1; // (asked already of an instruction that shares)
         let mut same = Vec::new();
         for (k, o) in operands.iter().enumerate() {
             let s = shape_of(py, o)?;

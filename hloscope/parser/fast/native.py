@@ -38,39 +38,34 @@ def scan_native(native, text: str, path: str, first_line: int = 1) -> list[Modul
     start: int | None = 0
     first = 0
     while start is not None:
-        items, start = _part(native, text, start, first, shapes, lines.shape, at)
+        items, start = _part(native, text, start, first, lines, at)
         for k, item in enumerate(items, first):
-            if item.__class__ is Instruction:  # (made by the core: see _part)
-                if gap:
-                    lines.feed(run, gap + at)
-                    gap, run = 0, []
-                comp = lines.comp if lines.pending is None else None
-                if comp is None:  # (not inside a computation: the line scanner decides)
-                    lines.feed([raw[k]], k + 1 + at)
+            made = item.__class__ is Instruction  # (made by the core: see _part)
+            if not made:
+                if item.__class__ is str:
+                    if not gap:
+                        gap = k + 1
+                    run.append(item)
                     continue
-                item.computation = comp.name
-                comp.instructions.append(item)
-                continue
-            if item.__class__ is str:
-                if not gap:
-                    gap = k + 1
-                run.append(item)
-                continue
-            if len(item) < 11:  # a closing brace, or a computation header, as LINE takes them
-                if gap:
-                    lines.feed(run, gap + at)
-                    gap, run = 0, []
-                _frame(lines, item, raw, at)
-                continue
-            (lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed,
-             calls) = item
+                if len(item) < 11:  # a closing brace, or a computation header, as LINE takes them
+                    if gap:
+                        lines.feed(run, gap + at)
+                        gap, run = 0, []
+                    _frame(lines, item, raw, at)
+                    continue
             if gap:
                 lines.feed(run, gap + at)
                 gap, run = 0, []
             comp = lines.comp if lines.pending is None else None
             if comp is None:  # (not inside a computation: the line scanner decides)
-                lines.feed([raw[lineno - 1]], lineno + at)
+                lines.feed([raw[k]], k + 1 + at)  # (an item per line: line k + 1)
                 continue
+            if made:
+                item.computation = comp.name
+                comp.instructions.append(item)
+                continue
+            (lineno, indent, root, name, shape_text, opcode, operands, literal, attr_text, typed,
+             calls) = item
             if literal is not None:
                 literal = literal.strip()
                 if not literal_ok(literal):
@@ -94,18 +89,18 @@ def scan_native(native, text: str, path: str, first_line: int = 1) -> list[Modul
 PART = 8192
 
 
-def _part(native, text: str, start: int, first: int, shapes: dict | None = None,
-          shape=None, at: int = 0) -> tuple[list, int | None]:
+def _part(native, text: str, start: int, first: int, lines: _Lines | None = None,
+          at: int = 0) -> tuple[list, int | None]:
     """The items of the text's lines from byte `start` (line `first` + 1 there), PART of
     them, and where the next part starts (None at the end); an extension built before
-    `lines_from` reads the whole text as one part. With `shapes` and `shape` (the line
-    scanner's: text -> (text, Shape), and what reads a text into it), an instruction with
-    no operand shapes and no literal but a parameter's number comes made
-    (`instructions_from`), as the loop of scan_native would make it from its fields but for
-    its computation (`at`: the lines before the text)."""
-    if shapes is not None and hasattr(native, "instructions_from"):
-        return native.instructions_from(text, start, first, PART,
-                                        (Instruction, shapes, shape, NATIVE_READER, _NONES, at))
+    `lines_from` reads the whole text as one part. With `lines` (the line scanner, whose
+    shapes it reads: `shapes`, and `shape` for a new text), an instruction with no operand
+    shapes and no literal but a parameter's number comes made (`instructions_from`), as the
+    loop of scan_native would make it from its fields but for its computation (`at`: the
+    lines before the text)."""
+    if lines is not None and hasattr(native, "instructions_from"):
+        return native.instructions_from(
+            text, start, first, PART, (Instruction, lines.shapes, lines.shape, NATIVE_READER, _NONES, at))
     if hasattr(native, "lines_from"):
         return native.lines_from(text, start, first, PART, True)
     return native.lines(text, True), None
